@@ -1,0 +1,3 @@
+module github.com/stewardhq/steward
+
+go 1.26
