@@ -1,0 +1,364 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "github.com/ncruces/go-sqlite3/driver" // registers the "sqlite3" driver
+	_ "github.com/ncruces/go-sqlite3/embed"  // the SQLite build
+
+	"github.com/stewardhq/steward/policy"
+)
+
+// Chat is a stored chat.
+type Chat struct {
+	ID           string
+	Title        string
+	SystemPrompt string
+	Provider     string
+	Model        string
+	Created      time.Time
+	Updated      time.Time
+	// The chat's requirements; they only ever tighten.
+	RequiredConfidence policy.Confidence
+	DataSecurity       policy.DataSecurity
+	Outbound           policy.OutboundRequirement
+	Messages           []Message
+}
+
+// Message is one stored message.
+type Message struct {
+	Role      string // "user" or "assistant"
+	Text      string
+	Hidden    bool
+	Created   time.Time
+	Documents []Document
+	// Traces of the tool calls that led to an assistant answer, without
+	// their results.
+	Traces []Trace
+	// Sources used by tools for this answer.
+	Sources []Source
+}
+
+// Document is a file or page attached to a user message.
+type Document struct {
+	Name string `json:"name"`
+	Text string `json:"text"`
+}
+
+// Trace is what a tool call did, never what it returned.
+type Trace struct {
+	Order         int    `json:"order"`
+	ToolID        string `json:"tool_id"`
+	ToolName      string `json:"tool_name"`
+	CallID        string `json:"call_id"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"status_message,omitempty"`
+	// Arguments are already masked where a tool named them sensitive.
+	Arguments string `json:"arguments,omitempty"`
+}
+
+// Source is one entry of "Sources used by tools".
+type Source struct {
+	Title string `json:"title"`
+	URL   string `json:"url"`
+}
+
+// Summary describes a chat in a listing.
+type Summary struct {
+	ID       string
+	Title    string
+	Updated  time.Time
+	Messages int
+}
+
+// ErrNotFound is returned for an unknown chat ID.
+var ErrNotFound = errors.New("no stored chat with that ID")
+
+// Store is an open chat database.
+type Store struct {
+	db *sql.DB
+}
+
+// DefaultPath returns $XDG_DATA_HOME/steward/steward.db, or
+// ~/.local/share/steward/steward.db.
+func DefaultPath() (string, error) {
+	dir := os.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("finding the data directory: set XDG_DATA_HOME or HOME: %w", err)
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(dir, "steward", "steward.db"), nil
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS chats (
+	id TEXT PRIMARY KEY,
+	title TEXT NOT NULL,
+	system_prompt TEXT NOT NULL,
+	provider TEXT NOT NULL,
+	model TEXT NOT NULL,
+	created TEXT NOT NULL,
+	updated TEXT NOT NULL,
+	required_confidence TEXT NOT NULL,
+	data_security TEXT NOT NULL,
+	outbound_set INTEGER NOT NULL,
+	outbound_restriction TEXT NOT NULL,
+	outbound_mailbox_id TEXT NOT NULL,
+	outbound_mailbox_name TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+	chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
+	seq INTEGER NOT NULL,
+	role TEXT NOT NULL,
+	text TEXT NOT NULL,
+	hidden INTEGER NOT NULL,
+	created TEXT NOT NULL,
+	documents TEXT NOT NULL,
+	traces TEXT NOT NULL,
+	sources TEXT NOT NULL,
+	PRIMARY KEY (chat_id, seq)
+);
+`
+
+// schemaVersion is written to meta; a newer database is refused rather than
+// misread.
+const schemaVersion = "1"
+
+// Open opens (creating when needed) the database at path.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("creating the data directory: %w", err)
+	}
+	dsn := "file:" + filepath.ToSlash(path) + "?_pragma=journal_mode(wal)&_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)&_pragma=synchronous(normal)"
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("opening the chat store %s: %w", path, err)
+	}
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("preparing the chat store %s: %w", path, err)
+	}
+	var v string
+	err = db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='schema_version'`).Scan(&v)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := db.ExecContext(ctx, `INSERT INTO meta(key,value) VALUES('schema_version',?)`, schemaVersion); err != nil {
+			db.Close()
+			return nil, err
+		}
+	case err != nil:
+		db.Close()
+		return nil, err
+	case v != schemaVersion:
+		db.Close()
+		return nil, fmt.Errorf("the chat store %s has schema version %s, this Steward reads version %s: update Steward", path, v, schemaVersion)
+	}
+	_ = os.Chmod(path, 0o600)
+	return &Store{db: db}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+const timeFormat = time.RFC3339Nano
+
+// Save writes the whole chat in one transaction: either all of it is stored
+// or the earlier state stays.
+func (s *Store) Save(ctx context.Context, c *Chat) error {
+	if c.ID == "" {
+		return errors.New("store: a chat needs an ID")
+	}
+	now := time.Now().UTC()
+	if c.Created.IsZero() {
+		c.Created = now
+	}
+	c.Updated = now
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	outSet := 0
+	if c.Outbound.Set {
+		outSet = 1
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO chats(id,title,system_prompt,provider,model,created,updated,required_confidence,data_security,outbound_set,outbound_restriction,outbound_mailbox_id,outbound_mailbox_name)
+VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)
+ON CONFLICT(id) DO UPDATE SET title=excluded.title, system_prompt=excluded.system_prompt, provider=excluded.provider, model=excluded.model,
+updated=excluded.updated, required_confidence=excluded.required_confidence, data_security=excluded.data_security, outbound_set=excluded.outbound_set,
+outbound_restriction=excluded.outbound_restriction, outbound_mailbox_id=excluded.outbound_mailbox_id, outbound_mailbox_name=excluded.outbound_mailbox_name`,
+		c.ID, c.Title, c.SystemPrompt, c.Provider, c.Model, c.Created.Format(timeFormat), c.Updated.Format(timeFormat),
+		c.RequiredConfidence.String(), c.DataSecurity.String(), outSet, c.Outbound.Restriction.String(), c.Outbound.MailboxID, c.Outbound.MailboxName)
+	if err != nil {
+		return fmt.Errorf("storing chat %s: %w", c.ID, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE chat_id=?`, c.ID); err != nil {
+		return err
+	}
+	for i, m := range c.Messages {
+		if m.Created.IsZero() {
+			m.Created = now
+		}
+		docs, _ := json.Marshal(nonNil(m.Documents))
+		traces, _ := json.Marshal(nonNil(m.Traces))
+		sources, _ := json.Marshal(nonNil(m.Sources))
+		hidden := 0
+		if m.Hidden {
+			hidden = 1
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO messages(chat_id,seq,role,text,hidden,created,documents,traces,sources) VALUES(?,?,?,?,?,?,?,?,?)`,
+			c.ID, i, m.Role, m.Text, hidden, m.Created.Format(timeFormat), string(docs), string(traces), string(sources)); err != nil {
+			return fmt.Errorf("storing a message of chat %s: %w", c.ID, err)
+		}
+	}
+	return tx.Commit()
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// Load reads a chat by its full ID or by a unique prefix of it.
+func (s *Store) Load(ctx context.Context, idOrPrefix string) (*Chat, error) {
+	id, err := s.resolve(ctx, idOrPrefix)
+	if err != nil {
+		return nil, err
+	}
+	c := &Chat{}
+	var created, updated, conf, sec, restr string
+	var outSet int
+	err = s.db.QueryRowContext(ctx, `SELECT id,title,system_prompt,provider,model,created,updated,required_confidence,data_security,outbound_set,outbound_restriction,outbound_mailbox_id,outbound_mailbox_name FROM chats WHERE id=?`, id).
+		Scan(&c.ID, &c.Title, &c.SystemPrompt, &c.Provider, &c.Model, &created, &updated, &conf, &sec, &outSet, &restr, &c.Outbound.MailboxID, &c.Outbound.MailboxName)
+	if err != nil {
+		return nil, fmt.Errorf("reading chat %s: %w", id, err)
+	}
+	c.Created, _ = time.Parse(timeFormat, created)
+	c.Updated, _ = time.Parse(timeFormat, updated)
+	// A level this version cannot read counts as the strictest, never as
+	// the most open: a stored requirement must not loosen on load.
+	if c.RequiredConfidence, err = policy.ParseConfidence(conf); err != nil {
+		c.RequiredConfidence = policy.High
+	}
+	if c.DataSecurity, err = policy.ParseDataSecurity(sec); err != nil {
+		c.DataSecurity = policy.SelfHosted
+	}
+	c.Outbound.Set = outSet == 1
+	c.Outbound.Restriction, _ = policy.ParseRestriction(restr)
+	rows, err := s.db.QueryContext(ctx, `SELECT role,text,hidden,created,documents,traces,sources FROM messages WHERE chat_id=? ORDER BY seq`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m Message
+		var hidden int
+		var mc, docs, traces, sources string
+		if err := rows.Scan(&m.Role, &m.Text, &hidden, &mc, &docs, &traces, &sources); err != nil {
+			return nil, err
+		}
+		m.Hidden = hidden == 1
+		m.Created, _ = time.Parse(timeFormat, mc)
+		if err := json.Unmarshal([]byte(docs), &m.Documents); err != nil {
+			return nil, fmt.Errorf("chat %s: unreadable documents: %w", id, err)
+		}
+		if err := json.Unmarshal([]byte(traces), &m.Traces); err != nil {
+			return nil, fmt.Errorf("chat %s: unreadable traces: %w", id, err)
+		}
+		if err := json.Unmarshal([]byte(sources), &m.Sources); err != nil {
+			return nil, fmt.Errorf("chat %s: unreadable sources: %w", id, err)
+		}
+		c.Messages = append(c.Messages, m)
+	}
+	return c, rows.Err()
+}
+
+func (s *Store) resolve(ctx context.Context, idOrPrefix string) (string, error) {
+	idOrPrefix = strings.TrimSpace(idOrPrefix)
+	if idOrPrefix == "" {
+		return "", errors.New("a chat ID is required: see `steward chats` for the stored ones")
+	}
+	var id string
+	err := s.db.QueryRowContext(ctx, `SELECT id FROM chats WHERE id=?`, idOrPrefix).Scan(&id)
+	if err == nil {
+		return id, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return "", err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM chats WHERE substr(id,1,?)=? LIMIT 2`, len(idOrPrefix), idOrPrefix)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var found []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return "", err
+		}
+		found = append(found, v)
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("%w: %q (see `steward chats` for the stored ones)", ErrNotFound, idOrPrefix)
+	case 1:
+		return found[0], nil
+	default:
+		return "", fmt.Errorf("the ID prefix %q matches several chats: give more characters", idOrPrefix)
+	}
+}
+
+// List returns the stored chats, the most recently updated first.
+func (s *Store) List(ctx context.Context) ([]Summary, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT c.id, c.title, c.updated, (SELECT count(*) FROM messages m WHERE m.chat_id=c.id) FROM chats c ORDER BY c.updated DESC, c.id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Summary
+	for rows.Next() {
+		var s Summary
+		var upd string
+		if err := rows.Scan(&s.ID, &s.Title, &upd, &s.Messages); err != nil {
+			return nil, err
+		}
+		s.Updated, _ = time.Parse(timeFormat, upd)
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// Delete removes a chat by ID or unique prefix.
+func (s *Store) Delete(ctx context.Context, idOrPrefix string) (string, error) {
+	id, err := s.resolve(ctx, idOrPrefix)
+	if err != nil {
+		return "", err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE chat_id=?`, id); err != nil {
+		return "", err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chats WHERE id=?`, id); err != nil {
+		return "", err
+	}
+	return id, tx.Commit()
+}
