@@ -1,0 +1,252 @@
+package tool
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// StrictSchema converts parameters written the ordinary way into the form
+// OpenAI's strict mode demands, where every property is required and an
+// optional one says so by allowing null. Adapters call it only where strict
+// mode is kept; everywhere else the schema goes out as written.
+//
+// For every object schema, at every depth:
+//   - an optional property of type T becomes ["T","null"], or "null" is
+//     added to its type array (to its anyOf when it has no type);
+//   - null is inserted first into its enum, when it has one; array items are
+//     left alone;
+//   - "required" then lists every property, in property order;
+//   - additionalProperties:false is added where it is missing.
+//
+// The order of members is kept exactly, so the converted schema is the same
+// bytes for the same input, which prompt caching relies on. When nothing
+// needs to change, the input is returned unchanged. An error names what
+// strict mode cannot express, e.g. an object that allows additional
+// properties; such a tool belongs out of strict mode (Function.NoStrict).
+func StrictSchema(params json.RawMessage) (json.RawMessage, error) {
+	root, err := parseJSONTree(params)
+	if err != nil {
+		return nil, fmt.Errorf("strict schema: the parameters are not valid JSON: %w", err)
+	}
+	if root.kind != jsonObject {
+		return nil, errors.New("strict schema: the parameters must be a JSON Schema object")
+	}
+	changed, err := strictNode(root, "parameters")
+	if err != nil {
+		return nil, fmt.Errorf("strict schema: %w", err)
+	}
+	if !changed {
+		return append(json.RawMessage(nil), params...), nil
+	}
+	var b bytes.Buffer
+	b.Grow(len(params) + 64)
+	root.write(&b)
+	return json.RawMessage(b.Bytes()), nil
+}
+
+// strictNode converts one schema and the schemas nested in it.
+func strictNode(n *jsonNode, path string) (bool, error) {
+	if n.kind != jsonObject {
+		return false, fmt.Errorf("%s: a schema must be a JSON object", path)
+	}
+	changed := false
+	if isObjectSchema(n) {
+		c, err := strictObject(n, path)
+		if err != nil {
+			return false, err
+		}
+		changed = c
+	}
+	if items := n.get("items"); items != nil {
+		switch items.kind {
+		case jsonObject:
+			c, err := strictNode(items, path+".items")
+			if err != nil {
+				return false, err
+			}
+			changed = changed || c
+		case jsonArray:
+			for i, e := range items.elems {
+				c, err := strictNode(e, fmt.Sprintf("%s.items[%d]", path, i))
+				if err != nil {
+					return false, err
+				}
+				changed = changed || c
+			}
+		}
+	}
+	for _, key := range []string{"anyOf", "allOf", "oneOf"} {
+		list := n.get(key)
+		if list == nil {
+			continue
+		}
+		if list.kind != jsonArray {
+			return false, fmt.Errorf("%s.%s must be an array of schemas", path, key)
+		}
+		for i, e := range list.elems {
+			c, err := strictNode(e, fmt.Sprintf("%s.%s[%d]", path, key, i))
+			if err != nil {
+				return false, err
+			}
+			changed = changed || c
+		}
+	}
+	for _, key := range []string{"$defs", "definitions"} {
+		defs := n.get(key)
+		if defs == nil {
+			continue
+		}
+		if defs.kind != jsonObject {
+			return false, fmt.Errorf("%s.%s must be an object of schemas", path, key)
+		}
+		for i, name := range defs.keys {
+			c, err := strictNode(defs.vals[i], path+"."+key+"."+name)
+			if err != nil {
+				return false, err
+			}
+			changed = changed || c
+		}
+	}
+	return changed, nil
+}
+
+// isObjectSchema reports whether n describes an object: its type is or
+// includes "object", or it lists properties.
+func isObjectSchema(n *jsonNode) bool {
+	if n.get("properties") != nil {
+		return true
+	}
+	t := n.get("type")
+	if t == nil {
+		return false
+	}
+	if t.kind == jsonString {
+		return t.str == "object"
+	}
+	if t.kind == jsonArray {
+		for _, e := range t.elems {
+			if e.kind == jsonString && e.str == "object" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func strictObject(n *jsonNode, path string) (bool, error) {
+	changed := false
+	props := n.get("properties")
+	if props != nil && props.kind != jsonObject {
+		return false, fmt.Errorf("%s.properties must be an object", path)
+	}
+	required := map[string]bool{}
+	if req := n.get("required"); req != nil {
+		if req.kind != jsonArray {
+			return false, fmt.Errorf("%s.required must be an array of property names", path)
+		}
+		for _, e := range req.elems {
+			if e.kind != jsonString {
+				return false, fmt.Errorf("%s.required must be an array of property names", path)
+			}
+			if props.get(e.str) == nil {
+				return false, fmt.Errorf("%s.required names %q, which is not a property", path, e.str)
+			}
+			required[e.str] = true
+		}
+	}
+	anyOptional := false
+	if props != nil {
+		seen := make(map[string]bool, len(props.keys))
+		for i, name := range props.keys {
+			if seen[name] {
+				return false, fmt.Errorf("%s.properties has %q twice", path, name)
+			}
+			seen[name] = true
+			prop := props.vals[i]
+			c, err := strictNode(prop, path+".properties."+name)
+			if err != nil {
+				return false, err
+			}
+			changed = changed || c
+			if !required[name] {
+				anyOptional = true
+				if makeNullable(prop) {
+					changed = true
+				}
+			}
+		}
+	}
+	if anyOptional {
+		all := &jsonNode{kind: jsonArray, elems: make([]*jsonNode, len(props.keys))}
+		for i, name := range props.keys {
+			all.elems[i] = newString(name)
+		}
+		n.insertAfter("properties", "required", all)
+		changed = true
+	}
+	switch ap := n.get("additionalProperties"); {
+	case ap == nil:
+		n.set("additionalProperties", &jsonNode{kind: jsonScalar, raw: []byte("false")})
+		changed = true
+	case ap.kind != jsonScalar || string(ap.raw) != "false":
+		return false, fmt.Errorf("%s allows additional properties, which strict mode cannot express; keep the tool out of strict mode", path)
+	}
+	return changed, nil
+}
+
+// makeNullable lets an optional property's schema accept null. It reports
+// whether it changed anything.
+func makeNullable(prop *jsonNode) bool {
+	changed := false
+	switch t := prop.get("type"); {
+	case t != nil && t.kind == jsonString:
+		if t.str != "null" {
+			prop.set("type", &jsonNode{kind: jsonArray, elems: []*jsonNode{t, newString("null")}})
+			changed = true
+		}
+	case t != nil && t.kind == jsonArray:
+		if !hasString(t.elems, "null") {
+			t.elems = append(t.elems, newString("null"))
+			changed = true
+		}
+	case t == nil:
+		if alts := prop.get("anyOf"); alts != nil && alts.kind == jsonArray && !anyOfAllowsNull(alts) {
+			alts.elems = append(alts.elems, &jsonNode{kind: jsonObject, keys: []string{"type"}, vals: []*jsonNode{newString("null")}})
+			changed = true
+		}
+	}
+	if enum := prop.get("enum"); enum != nil && enum.kind == jsonArray {
+		hasNull := false
+		for _, e := range enum.elems {
+			if e.isNull() {
+				hasNull = true
+				break
+			}
+		}
+		if !hasNull {
+			enum.elems = append([]*jsonNode{newNull()}, enum.elems...)
+			changed = true
+		}
+	}
+	return changed
+}
+
+func hasString(elems []*jsonNode, s string) bool {
+	for _, e := range elems {
+		if e.kind == jsonString && e.str == s {
+			return true
+		}
+	}
+	return false
+}
+
+func anyOfAllowsNull(alts *jsonNode) bool {
+	for _, a := range alts.elems {
+		if t := a.get("type"); t != nil && ((t.kind == jsonString && t.str == "null") || (t.kind == jsonArray && hasString(t.elems, "null"))) {
+			return true
+		}
+	}
+	return false
+}
