@@ -1,0 +1,594 @@
+package mailindex
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// RRFK is the reciprocal rank fusion constant (Cormack et al., 2009).
+const RRFK = 60
+
+// filterSQL returns the WHERE clause over mails m for f (after the mailbox
+// condition) and its arguments.
+func filterSQL(mailboxID string, f Filter) (string, []any) {
+	var w []string
+	args := []any{mailboxID}
+	w = append(w, "m.mailbox_id = ?")
+	if f.Folder != "" || f.SpecialUse != "" {
+		q := "EXISTS(SELECT 1 FROM locations l JOIN folders fo ON fo.id = l.folder_id WHERE l.mail_id = m.id"
+		if f.Folder != "" {
+			q += " AND fo.path = ?"
+			args = append(args, f.Folder)
+		}
+		if f.SpecialUse != "" {
+			q += " AND fo.special_use = ?"
+			args = append(args, f.SpecialUse)
+		}
+		w = append(w, q+")")
+	} else {
+		// A mail whose last location went is pending removal: not found.
+		w = append(w, "EXISTS(SELECT 1 FROM locations l WHERE l.mail_id = m.id)")
+	}
+	if f.From != "" {
+		w = append(w, `m.from_text LIKE ? ESCAPE '\'`)
+		args = append(args, likePattern(f.From))
+	}
+	if f.To != "" {
+		w = append(w, `m.to_text LIKE ? ESCAPE '\'`)
+		args = append(args, likePattern(f.To))
+	}
+	if !f.After.IsZero() {
+		w = append(w, "m.received >= ?")
+		args = append(args, f.After.Unix())
+	}
+	if !f.Before.IsZero() {
+		w = append(w, "m.received < ?")
+		args = append(args, f.Before.Unix())
+	}
+	if f.Unread != nil {
+		q := "EXISTS(SELECT 1 FROM locations l WHERE l.mail_id = m.id AND l.seen = 1)"
+		if *f.Unread {
+			q = "NOT " + q
+		}
+		w = append(w, q)
+	}
+	if f.Flagged != nil {
+		q := "EXISTS(SELECT 1 FROM locations l WHERE l.mail_id = m.id AND l.flagged = 1)"
+		if !*f.Flagged {
+			q = "NOT " + q
+		}
+		w = append(w, q)
+	}
+	if f.Encrypted != nil {
+		if *f.Encrypted {
+			w = append(w, "m.encryption <> ''")
+		} else {
+			w = append(w, "m.encryption = ''")
+		}
+	}
+	if f.HasAttachments != nil {
+		w = append(w, "m.has_attachments = ?")
+		args = append(args, b2i(*f.HasAttachments))
+	}
+	if f.Importance != "" {
+		w = append(w, "m.importance = ?")
+		args = append(args, f.Importance)
+	}
+	return strings.Join(w, " AND "), args
+}
+
+func likePattern(s string) string {
+	s = strings.ToLower(s)
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(s) + "%"
+}
+
+// MatchQuery turns free text into an FTS5 query: every word quoted (so no
+// operator in the text is obeyed) and joined by OR, ranked by bm25. It is
+// empty when the text holds no word.
+func MatchQuery(text string) string {
+	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	seen := map[string]bool{}
+	var q []string
+	for _, w := range words {
+		w = strings.ToLower(w)
+		if seen[w] || len(q) >= 64 {
+			continue
+		}
+		seen[w] = true
+		q = append(q, `"`+w+`"`)
+	}
+	return strings.Join(q, " OR ")
+}
+
+// SearchWords returns up to limit chunks matching query by words, best
+// first, among the mails meeting f.
+func (x *Index) SearchWords(ctx context.Context, mailboxID string, f Filter, query string, limit int) ([]Hit, error) {
+	mq := MatchQuery(query)
+	if mq == "" || limit <= 0 {
+		return nil, nil
+	}
+	where, args := filterSQL(mailboxID, f)
+	q := `SELECT c.id, c.mail_id, bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
+		JOIN mails m ON m.id = c.mail_id WHERE chunks_fts MATCH ? AND ` + where + ` ORDER BY bm25(chunks_fts) LIMIT ?`
+	rows, err := x.db.QueryContext(ctx, q, append(append([]any{mq}, args...), limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("mailindex: search words: %w", err)
+	}
+	defer rows.Close()
+	var out []Hit
+	for rows.Next() {
+		var h Hit
+		if err := rows.Scan(&h.ChunkID, &h.MailID, &h.Score); err != nil {
+			return nil, fmt.Errorf("mailindex: search words: %w", err)
+		}
+		h.Score = -h.Score // bm25 is lower-is-better
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// EncodeVector writes a vector as a little-endian float32 blob.
+func EncodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	return b
+}
+
+// DecodeVector reads a little-endian float32 blob.
+func DecodeVector(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// Cosine is the cosine similarity of two vectors of equal length; 0 when
+// either is zero.
+func Cosine(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		x, y := float64(a[i]), float64(b[i])
+		dot += x * y
+		na += x * x
+		nb += y * y
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / (math.Sqrt(na) * math.Sqrt(nb))
+}
+
+// SearchVector returns up to limit chunks closest to vec by exact cosine,
+// among the chunks embedded with model of the mails meeting f.
+func (x *Index) SearchVector(ctx context.Context, mailboxID string, f Filter, model string, vec []float32, limit int) ([]Hit, error) {
+	if len(vec) == 0 || limit <= 0 {
+		return nil, nil
+	}
+	where, args := filterSQL(mailboxID, f)
+	q := `SELECT c.id, c.mail_id, c.embedding FROM chunks c JOIN mails m ON m.id = c.mail_id
+		WHERE c.embedding IS NOT NULL AND c.model = ? AND c.dim = ? AND ` + where
+	rows, err := x.db.QueryContext(ctx, q, append([]any{model, len(vec)}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("mailindex: search vector: %w", err)
+	}
+	defer rows.Close()
+	var all []Hit
+	qv := make([]float32, len(vec))
+	copy(qv, vec)
+	for rows.Next() {
+		var h Hit
+		var blob []byte
+		if err := rows.Scan(&h.ChunkID, &h.MailID, &blob); err != nil {
+			return nil, fmt.Errorf("mailindex: search vector: %w", err)
+		}
+		h.Score = Cosine(qv, DecodeVector(blob))
+		all = append(all, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("mailindex: search vector: %w", err)
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].Score != all[j].Score {
+			return all[i].Score > all[j].Score
+		}
+		return all[i].ChunkID < all[j].ChunkID
+	})
+	if len(all) > limit {
+		all = all[:limit]
+	}
+	return all, nil
+}
+
+// BestPerMail keeps the first (best) chunk of each mail, in order.
+func BestPerMail(hits []Hit) []Hit {
+	seen := map[string]bool{}
+	var out []Hit
+	for _, h := range hits {
+		if seen[h.MailID] {
+			continue
+		}
+		seen[h.MailID] = true
+		out = append(out, h)
+	}
+	return out
+}
+
+// Fuse merges ranked lists by reciprocal rank fusion with k = RRFK: each
+// mail scores Σ 1/(k + rank) over the lists it appears in (ranks from 1,
+// best chunk per mail), and keeps the chunk of the earliest list that has
+// it. Ties keep the order of the earlier list, so the first list wins.
+func Fuse(lists ...[]Hit) []Hit {
+	type acc struct {
+		hit   Hit
+		score float64
+		order int
+	}
+	byMail := map[string]*acc{}
+	order := 0
+	for _, l := range lists {
+		for i, h := range BestPerMail(l) {
+			a, ok := byMail[h.MailID]
+			if !ok {
+				a = &acc{hit: h, order: order}
+				order++
+				byMail[h.MailID] = a
+			}
+			a.score += 1.0 / float64(RRFK+i+1)
+		}
+	}
+	out := make([]*acc, 0, len(byMail))
+	for _, a := range byMail {
+		out = append(out, a)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].score != out[j].score {
+			return out[i].score > out[j].score
+		}
+		return out[i].order < out[j].order
+	})
+	hits := make([]Hit, len(out))
+	for i, a := range out {
+		hits[i] = a.hit
+		hits[i].Score = a.score
+	}
+	return hits
+}
+
+// ChunkTexts returns the text of chunks by ID.
+func (x *Index) ChunkTexts(ctx context.Context, ids []int64) (map[int64]string, error) {
+	out := map[int64]string{}
+	for _, id := range ids {
+		var t string
+		err := x.db.QueryRowContext(ctx, `SELECT text FROM chunks_fts WHERE rowid = ?`, id).Scan(&t)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("mailindex: chunk text: %w", err)
+		}
+		out[id] = t
+	}
+	return out, nil
+}
+
+// PendingChunks returns up to limit chunks of a mailbox not yet embedded
+// with model (never embedded, or with another model).
+func (x *Index) PendingChunks(ctx context.Context, mailboxID, model string, limit int) ([]ChunkText, error) {
+	rows, err := x.db.QueryContext(ctx, `SELECT c.id, t.text FROM chunks c JOIN mails m ON m.id = c.mail_id
+		JOIN chunks_fts t ON t.rowid = c.id
+		WHERE m.mailbox_id = ? AND (c.embedding IS NULL OR c.model <> ?) ORDER BY c.id LIMIT ?`, mailboxID, model, limit)
+	if err != nil {
+		return nil, fmt.Errorf("mailindex: pending chunks: %w", err)
+	}
+	defer rows.Close()
+	var out []ChunkText
+	for rows.Next() {
+		var c ChunkText
+		if err := rows.Scan(&c.ID, &c.Text); err != nil {
+			return nil, fmt.Errorf("mailindex: pending chunks: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// SetEmbeddings stores the embeddings of chunks, made with model.
+func (x *Index) SetEmbeddings(ctx context.Context, model string, vecs map[int64][]float32) error {
+	return withTx(ctx, x.db, func(tx *sql.Tx) error {
+		for id, v := range vecs {
+			if _, err := tx.ExecContext(ctx, `UPDATE chunks SET embedding=?, model=?, dim=? WHERE id=?`, EncodeVector(v), model, len(v), id); err != nil {
+				return fmt.Errorf("mailindex: set embeddings: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// EmbeddingCoverage counts a mailbox's chunks and those embedded with model.
+func (x *Index) EmbeddingCoverage(ctx context.Context, mailboxID, model string) (chunks, embedded int64, err error) {
+	err = x.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(c.embedding IS NOT NULL AND c.model = ?), 0)
+		FROM chunks c JOIN mails m ON m.id = c.mail_id WHERE m.mailbox_id = ?`, model, mailboxID).Scan(&chunks, &embedded)
+	if err != nil {
+		return 0, 0, fmt.Errorf("mailindex: embedding coverage: %w", err)
+	}
+	return chunks, embedded, nil
+}
+
+// List returns the IDs of mails meeting f, most recently received first,
+// skipping offset and returning up to limit; more tells whether further
+// mails exist.
+func (x *Index) List(ctx context.Context, mailboxID string, f Filter, offset, limit int) (ids []string, more bool, err error) {
+	where, args := filterSQL(mailboxID, f)
+	rows, err := x.db.QueryContext(ctx, `SELECT m.id FROM mails m WHERE `+where+` ORDER BY m.received DESC, m.id LIMIT ? OFFSET ?`,
+		append(args, limit+1, offset)...)
+	if err != nil {
+		return nil, false, fmt.Errorf("mailindex: list: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, false, fmt.Errorf("mailindex: list: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("mailindex: list: %w", err)
+	}
+	if len(ids) > limit {
+		return ids[:limit], true, nil
+	}
+	return ids, false, nil
+}
+
+// Summaries returns what a result list shows of the given mails, in the
+// order of ids; unknown IDs are left out.
+func (x *Index) Summaries(ctx context.Context, mailboxID string, ids []string) ([]Summary, error) {
+	out := make([]Summary, 0, len(ids))
+	for _, id := range ids {
+		s, err := x.summary(ctx, mailboxID, id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (x *Index) summary(ctx context.Context, mailboxID, id string) (Summary, error) {
+	var s Summary
+	var sent, received int64
+	var addrs string
+	err := x.db.QueryRowContext(ctx, `SELECT id, sent, received, addresses, subject, importance, encryption, has_attachments, message_id, in_reply_to
+		FROM mails WHERE mailbox_id=? AND id=?`, mailboxID, id).Scan(&s.ID, &sent, &received, &addrs, &s.Subject, &s.Importance, &s.Encryption,
+		&s.HasAttachments, &s.MessageID, &s.InReplyTo)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, ErrNotFound
+	}
+	if err != nil {
+		return s, fmt.Errorf("mailindex: mail: %w", err)
+	}
+	s.Sent, s.Received = fromUnix(sent), fromUnix(received)
+	if err := json.Unmarshal([]byte(addrs), &s.Addresses); err != nil {
+		return s, fmt.Errorf("mailindex: mail addresses: %w", err)
+	}
+	if s.Locations, err = x.locations(ctx, id); err != nil {
+		return s, err
+	}
+	if s.Attachments, err = x.attachments(ctx, id, false); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+func (x *Index) locations(ctx context.Context, mailID string) ([]Location, error) {
+	rows, err := x.db.QueryContext(ctx, `SELECT f.path, f.special_use, l.uid, l.seen, l.flagged, l.answered, l.draft, l.deleted
+		FROM locations l JOIN folders f ON f.id = l.folder_id WHERE l.mail_id = ? ORDER BY f.path, l.uid`, mailID)
+	if err != nil {
+		return nil, fmt.Errorf("mailindex: locations: %w", err)
+	}
+	defer rows.Close()
+	var out []Location
+	for rows.Next() {
+		var l Location
+		if err := rows.Scan(&l.Folder, &l.SpecialUse, &l.UID, &l.Flags.Seen, &l.Flags.Flagged, &l.Flags.Answered, &l.Flags.Draft, &l.Flags.Deleted); err != nil {
+			return nil, fmt.Errorf("mailindex: locations: %w", err)
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+func (x *Index) attachments(ctx context.Context, mailID string, withText bool) ([]Attachment, error) {
+	col := "''"
+	if withText {
+		col = "text"
+	}
+	rows, err := x.db.QueryContext(ctx, `SELECT number, name, type, size, state, `+col+` FROM parts WHERE mail_id=? AND kind='ATTACHMENT' ORDER BY number`, mailID)
+	if err != nil {
+		return nil, fmt.Errorf("mailindex: attachments: %w", err)
+	}
+	defer rows.Close()
+	var out []Attachment
+	for rows.Next() {
+		var a Attachment
+		if err := rows.Scan(&a.Number, &a.Name, &a.Type, &a.Size, &a.State, &a.Text); err != nil {
+			return nil, fmt.Errorf("mailindex: attachments: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// Mail returns a mail with its parts and locations, or ErrNotFound.
+func (x *Index) Mail(ctx context.Context, mailboxID, id string) (*Mail, error) {
+	s, err := x.summary(ctx, mailboxID, id)
+	if err != nil {
+		return nil, err
+	}
+	m := &Mail{ID: s.ID, MailboxID: mailboxID, MessageID: s.MessageID, InReplyTo: s.InReplyTo, Sent: s.Sent, Received: s.Received,
+		Addresses: s.Addresses, Subject: s.Subject, Importance: s.Importance, Encryption: s.Encryption, HasAttachments: s.HasAttachments,
+		Locations: s.Locations}
+	var refs string
+	if err := x.db.QueryRowContext(ctx, `SELECT content_key, refs, size FROM mails WHERE id=?`, id).Scan(&m.ContentKey, &refs, &m.Size); err != nil {
+		return nil, fmt.Errorf("mailindex: mail: %w", err)
+	}
+	m.References = strings.Fields(refs)
+	rows, err := x.db.QueryContext(ctx, `SELECT kind, text FROM parts WHERE mail_id=? AND kind IN ('HEADERS','BODY')`, id)
+	if err != nil {
+		return nil, fmt.Errorf("mailindex: mail parts: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind, text string
+		if err := rows.Scan(&kind, &text); err != nil {
+			return nil, fmt.Errorf("mailindex: mail parts: %w", err)
+		}
+		if kind == "HEADERS" {
+			m.Headers = text
+		} else {
+			m.Body = text
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("mailindex: mail parts: %w", err)
+	}
+	if m.Attachments, err = x.attachments(ctx, id, true); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// MailIDByMessageID returns the ID of the mail with the given Message-ID
+// that still lies in a folder.
+func (x *Index) MailIDByMessageID(ctx context.Context, mailboxID, messageID string) (string, bool, error) {
+	if messageID == "" {
+		return "", false, nil
+	}
+	var id string
+	err := x.db.QueryRowContext(ctx, `SELECT m.id FROM mails m WHERE m.mailbox_id=? AND m.message_id=?
+		AND EXISTS(SELECT 1 FROM locations l WHERE l.mail_id = m.id) ORDER BY m.received LIMIT 1`, mailboxID, messageID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("mailindex: by message id: %w", err)
+	}
+	return id, true, nil
+}
+
+// Group-by keys for Count.
+const (
+	GroupNone   = ""
+	GroupFolder = "folder"
+	GroupSender = "sender"
+)
+
+// Count counts the mails meeting f (a mail in two folders counts once),
+// grouped by folder or sender on request, the largest maxGroups groups
+// first. Server counts come from the last sync of the counted folders.
+func (x *Index) Count(ctx context.Context, mailboxID string, f Filter, groupBy string, maxGroups int) (Count, error) {
+	where, args := filterSQL(mailboxID, f)
+	c := Count{ServerMessages: -1, ServerUnseen: -1}
+	if err := x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM mails m WHERE `+where, args...).Scan(&c.Mails); err != nil {
+		return c, fmt.Errorf("mailindex: count: %w", err)
+	}
+	// Server counts: the folders the filter counts in.
+	fq := `SELECT COUNT(*), COALESCE(SUM(server_messages),0), COALESCE(SUM(server_unseen),0), COALESCE(MIN(server_messages),-1), COALESCE(MIN(server_unseen),-1)
+		FROM folders WHERE mailbox_id=?`
+	fargs := []any{mailboxID}
+	if f.Folder != "" {
+		fq += " AND path=?"
+		fargs = append(fargs, f.Folder)
+	}
+	if f.SpecialUse != "" {
+		fq += " AND special_use=?"
+		fargs = append(fargs, f.SpecialUse)
+	}
+	var n, sm, su, minM, minU int64
+	if err := x.db.QueryRowContext(ctx, fq, fargs...).Scan(&n, &sm, &su, &minM, &minU); err != nil {
+		return c, fmt.Errorf("mailindex: count server: %w", err)
+	}
+	if n > 0 && minM >= 0 {
+		c.ServerMessages = sm
+	}
+	if n > 0 && minU >= 0 {
+		c.ServerUnseen = su
+	}
+	var q string
+	switch groupBy {
+	case GroupNone:
+		return c, nil
+	case GroupFolder:
+		q = `SELECT fo.path, COUNT(DISTINCT m.id), fo.server_messages, fo.server_unseen FROM mails m
+			JOIN locations lg ON lg.mail_id = m.id JOIN folders fo ON fo.id = lg.folder_id
+			WHERE ` + where
+		if f.Folder != "" {
+			q += " AND fo.path = ?"
+			args = append(args, f.Folder)
+		}
+		if f.SpecialUse != "" {
+			q += " AND fo.special_use = ?"
+			args = append(args, f.SpecialUse)
+		}
+		q += ` GROUP BY fo.id ORDER BY 2 DESC, fo.path LIMIT ?`
+	case GroupSender:
+		q = `SELECT m.from_addr, COUNT(*), -1, -1 FROM mails m WHERE ` + where + ` GROUP BY m.from_addr ORDER BY 2 DESC, m.from_addr LIMIT ?`
+	default:
+		return c, fmt.Errorf("mailindex: count: unknown grouping %q: use folder or sender", groupBy)
+	}
+	rows, err := x.db.QueryContext(ctx, q, append(args, maxGroups+1)...)
+	if err != nil {
+		return c, fmt.Errorf("mailindex: count groups: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var g Group
+		if err := rows.Scan(&g.Key, &g.Mails, &g.ServerMessages, &g.ServerUnseen); err != nil {
+			return c, fmt.Errorf("mailindex: count groups: %w", err)
+		}
+		c.Groups = append(c.Groups, g)
+	}
+	if err := rows.Err(); err != nil {
+		return c, fmt.Errorf("mailindex: count groups: %w", err)
+	}
+	if len(c.Groups) > maxGroups {
+		c.Groups, c.MoreGroups = c.Groups[:maxGroups], true
+	}
+	return c, nil
+}
+
+// Stats are the size figures of a mailbox in the index.
+type Stats struct {
+	Mails, Chunks, Embedded int64
+}
+
+// Stats counts a mailbox's mails and chunks.
+func (x *Index) Stats(ctx context.Context, mailboxID string) (Stats, error) {
+	var s Stats
+	if err := x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM mails WHERE mailbox_id=?`, mailboxID).Scan(&s.Mails); err != nil {
+		return s, fmt.Errorf("mailindex: stats: %w", err)
+	}
+	if err := x.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(c.embedding IS NOT NULL),0) FROM chunks c JOIN mails m ON m.id=c.mail_id WHERE m.mailbox_id=?`, mailboxID).Scan(&s.Chunks, &s.Embedded); err != nil {
+		return s, fmt.Errorf("mailindex: stats: %w", err)
+	}
+	return s, nil
+}
