@@ -1,0 +1,487 @@
+package web
+
+import (
+	"bytes"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	readability "codeberg.org/readeck/go-readability/v2"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/base"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/commonmark"
+	"github.com/JohannesKaufmann/html-to-markdown/v2/plugin/table"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// Metadata limits of the reference.
+const (
+	maxMetaChars   = 1000
+	maxAuthors     = 10
+	maxAuthorChars = 200
+	// maxElements bounds readability's work on hostile pages.
+	maxElements = 200_000
+)
+
+// extracted is an HTML page reduced to its main content.
+type extracted struct {
+	title, description string
+	authors            []string
+	language           string
+	published          time.Time
+	modified           time.Time
+	markdown           string
+}
+
+// ExtractHTML turns an HTML document into its main content as Markdown,
+// with links made absolute against pageURL, and reads its metadata. It is
+// what Retrieve does with an HTML body; it is exported for tools that hold
+// HTML they did not fetch through a Service, and for benchmarks.
+func ExtractHTML(doc string, pageURL *url.URL) (*Page, error) {
+	ex, err := extractHTML(doc, pageURL)
+	if err != nil {
+		return nil, err
+	}
+	p := &Page{
+		Title: ex.title, Description: ex.description, Authors: ex.authors, Language: ex.language,
+		Published: ex.published, Modified: ex.modified, ContentKind: HTMLPage,
+		Markdown: ex.markdown, MediaType: "text/html",
+		OriginalChars: utf8.RuneCountInString(ex.markdown),
+	}
+	if pageURL != nil {
+		p.FinalURL = pageURL.String()
+		p.RequestedURL = p.FinalURL
+	}
+	return p, nil
+}
+
+func extractHTML(doc string, pageURL *url.URL) (extracted, error) {
+	root, err := html.Parse(strings.NewReader(doc))
+	if err != nil {
+		return extracted{}, fmt.Errorf("%w: %v", ErrDecode, err)
+	}
+	pageBase := baseURL(root, pageURL)
+	meta := readMeta(root)
+	clean(root)
+
+	var ex extracted
+	parser := readability.NewParser()
+	parser.MaxElemsToParse = maxElements
+	article, rerr := parser.ParseAndMutate(root, pageBase)
+	content := article.Node
+	if rerr == nil {
+		ex.title = article.Title()
+		ex.language = article.Language()
+		if t, err := article.PublishedTime(); err == nil {
+			ex.published = t.UTC()
+		}
+		if t, err := article.ModifiedTime(); err == nil {
+			ex.modified = t.UTC()
+		}
+		if a := meta.authors(); len(a) > 0 {
+			ex.authors = a
+		} else {
+			ex.authors = splitByline(article.Byline())
+		}
+	} else {
+		ex.authors = meta.authors()
+	}
+	if content == nil || strings.TrimSpace(textOf(content)) == "" {
+		// Readability found nothing; fall back to the page body. The
+		// document was mutated, so parse it again.
+		again, err := html.Parse(strings.NewReader(doc))
+		if err != nil {
+			return extracted{}, fmt.Errorf("%w: %v", ErrDecode, err)
+		}
+		clean(again)
+		content = fallbackRoot(again)
+	}
+	if ex.title == "" {
+		ex.title = meta.title
+	}
+	if ex.language == "" {
+		ex.language = meta.language
+	}
+	ex.title = limitMeta(ex.title)
+	ex.description = limitMeta(meta.description())
+	ex.language = limitMeta(ex.language)
+
+	if content != nil {
+		conv := converter.NewConverter(converter.WithPlugins(
+			base.NewBasePlugin(), commonmark.NewCommonmarkPlugin(), table.NewTablePlugin()))
+		domain := ""
+		if pageBase != nil {
+			domain = pageBase.String()
+		}
+		md, err := conv.ConvertNode(content, converter.WithDomain(domain))
+		if err != nil {
+			return extracted{}, fmt.Errorf("%w: %v", ErrDecode, err)
+		}
+		s := strings.ReplaceAll(string(md), "\r\n", "\n")
+		ex.markdown = strings.TrimSpace(strings.ReplaceAll(s, "\r", "\n"))
+	}
+	return ex, nil
+}
+
+// baseURL is the page URL, or a <base href> resolved against it when it is
+// an http(s) address.
+func baseURL(root *html.Node, pageURL *url.URL) *url.URL {
+	var found string
+	walk(root, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && n.DataAtom == atom.Base {
+			if h, ok := attr(n, "href"); ok && found == "" {
+				found = strings.TrimSpace(h)
+			}
+		}
+		return found == ""
+	})
+	if found == "" || pageURL == nil {
+		return pageURL
+	}
+	b, err := pageURL.Parse(found)
+	if err != nil || (b.Scheme != "http" && b.Scheme != "https") || b.Host == "" {
+		return pageURL
+	}
+	return b
+}
+
+// removedElements are dropped with their content before extraction.
+var removedElements = map[atom.Atom]bool{
+	atom.Script: true, atom.Style: true, atom.Noscript: true, atom.Template: true, atom.Nav: true,
+	atom.Dialog: true, atom.Iframe: true, atom.Object: true, atom.Embed: true, atom.Canvas: true,
+	atom.Svg: true, atom.Button: true, atom.Input: true, atom.Select: true, atom.Textarea: true,
+	atom.Frameset: true, atom.Frame: true,
+}
+
+var removedRoles = map[string]bool{"navigation": true, "dialog": true, "alertdialog": true}
+
+var removedMarkers = []string{"cookie-banner", "cookie-consent", "consent-banner", "newsletter-popup", "share-buttons", "social-share"}
+
+// clean removes what a reader does not see or should not get: comments,
+// scripts and styles (JSON-LD kept for metadata), navigation and
+// interactive elements, hidden elements, cookie and share banners, images
+// without alternative text, and javascript:, vbscript: and data: links.
+// Forms are unwrapped, not removed.
+func clean(n *html.Node) {
+	for c := n.FirstChild; c != nil; {
+		next := c.NextSibling
+		switch {
+		case c.Type == html.CommentNode:
+			n.RemoveChild(c)
+		case c.Type == html.ElementNode && shouldRemove(c):
+			n.RemoveChild(c)
+		case c.Type == html.ElementNode && c.DataAtom == atom.Form:
+			clean(c)
+			for g := c.FirstChild; g != nil; {
+				gn := g.NextSibling
+				c.RemoveChild(g)
+				n.InsertBefore(g, c)
+				g = gn
+			}
+			n.RemoveChild(c)
+		default:
+			if c.Type == html.ElementNode {
+				scrubLinks(c)
+			}
+			clean(c)
+		}
+		c = next
+	}
+}
+
+func shouldRemove(n *html.Node) bool {
+	if n.DataAtom == atom.Script {
+		t, _ := attr(n, "type")
+		return !strings.EqualFold(strings.TrimSpace(t), "application/ld+json")
+	}
+	if removedElements[n.DataAtom] || n.Namespace == "svg" {
+		return true
+	}
+	if _, ok := attr(n, "hidden"); ok {
+		return true
+	}
+	if v, ok := attr(n, "aria-hidden"); ok && strings.EqualFold(strings.TrimSpace(v), "true") {
+		return true
+	}
+	if v, ok := attr(n, "role"); ok && removedRoles[strings.ToLower(strings.TrimSpace(v))] {
+		return true
+	}
+	if v, ok := attr(n, "style"); ok && hiddenByStyle(v) {
+		return true
+	}
+	for _, key := range []string{"class", "id"} {
+		if v, ok := attr(n, key); ok {
+			lv := strings.ToLower(v)
+			for _, m := range removedMarkers {
+				if strings.Contains(lv, m) {
+					return true
+				}
+			}
+		}
+	}
+	if n.DataAtom == atom.Img {
+		alt, _ := attr(n, "alt")
+		src, _ := attr(n, "src")
+		return strings.TrimSpace(alt) == "" || badScheme(src)
+	}
+	return false
+}
+
+// hiddenByStyle reports an inline display:none or visibility:hidden.
+func hiddenByStyle(style string) bool {
+	for _, decl := range strings.Split(style, ";") {
+		prop, val, ok := strings.Cut(decl, ":")
+		if !ok {
+			continue
+		}
+		prop = strings.ToLower(strings.TrimSpace(prop))
+		val = strings.ToLower(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(val), "!important")))
+		if (prop == "display" && val == "none") || (prop == "visibility" && (val == "hidden" || val == "collapse")) {
+			return true
+		}
+	}
+	return false
+}
+
+// scrubLinks removes href, src and poster values with a script or data
+// scheme, so they never reach the Markdown.
+func scrubLinks(n *html.Node) {
+	kept := n.Attr[:0]
+	for _, a := range n.Attr {
+		k := strings.ToLower(a.Key)
+		if (k == "href" || k == "src" || k == "poster" || k == "srcset" || k == "action") && badScheme(a.Val) {
+			continue
+		}
+		kept = append(kept, a)
+	}
+	n.Attr = kept
+}
+
+func badScheme(v string) bool {
+	// Browsers ignore ASCII whitespace and control characters inside the
+	// scheme ("java\tscript:"), so remove them before comparing.
+	v = strings.Map(func(r rune) rune {
+		if r <= ' ' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, v)
+	return strings.HasPrefix(v, "javascript:") || strings.HasPrefix(v, "vbscript:") || strings.HasPrefix(v, "data:")
+}
+
+// fallbackRoot picks the reference's root when readability found nothing:
+// the largest main / [role=main] / article with at least 200 characters
+// that is a main element or holds half the body's text; otherwise the body
+// without asides and footers outside main and article.
+func fallbackRoot(doc *html.Node) *html.Node {
+	body := findFirst(doc, func(n *html.Node) bool { return n.DataAtom == atom.Body })
+	if body == nil {
+		return doc
+	}
+	bodyLen := len([]rune(strings.TrimSpace(textOf(body))))
+	var best *html.Node
+	bestLen, count := 0, 0
+	walk(body, func(n *html.Node) bool {
+		if count >= 100 || n.Type != html.ElementNode {
+			return count < 100
+		}
+		role, _ := attr(n, "role")
+		if n.DataAtom == atom.Main || n.DataAtom == atom.Article || strings.EqualFold(role, "main") {
+			count++
+			if l := len([]rune(strings.TrimSpace(textOf(n)))); l > bestLen {
+				best, bestLen = n, l
+			}
+		}
+		return true
+	})
+	if best != nil && bestLen >= 200 && (best.DataAtom == atom.Main || 2*bestLen >= bodyLen) {
+		return best
+	}
+	var drop []*html.Node
+	walk(body, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return true
+		}
+		if n.DataAtom == atom.Main || n.DataAtom == atom.Article {
+			return false
+		}
+		role, _ := attr(n, "role")
+		role = strings.ToLower(role)
+		if n.DataAtom == atom.Aside || n.DataAtom == atom.Footer || role == "contentinfo" || role == "complementary" {
+			drop = append(drop, n)
+			return false
+		}
+		return true
+	})
+	for _, n := range drop {
+		n.Parent.RemoveChild(n)
+	}
+	return body
+}
+
+// pageMeta is what the head's meta tags say.
+type pageMeta struct {
+	title    string
+	language string
+	values   map[string][]string // lower-cased name or property → contents in order
+}
+
+func readMeta(root *html.Node) pageMeta {
+	m := pageMeta{values: map[string][]string{}}
+	walk(root, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return true
+		}
+		switch n.DataAtom {
+		case atom.Html:
+			if l, ok := attr(n, "lang"); ok {
+				m.language = strings.TrimSpace(l)
+			}
+		case atom.Title:
+			if m.title == "" {
+				m.title = collapseSpace(textOf(n))
+			}
+		case atom.Meta:
+			content, ok := attr(n, "content")
+			if !ok {
+				return true
+			}
+			for _, key := range []string{"name", "property", "itemprop"} {
+				if k, ok := attr(n, key); ok {
+					k = strings.ToLower(strings.TrimSpace(k))
+					m.values[k] = append(m.values[k], collapseSpace(content))
+				}
+			}
+		}
+		return true
+	})
+	if m.title == "" {
+		if v := m.first("og:title", "twitter:title"); v != "" {
+			m.title = v
+		}
+	}
+	return m
+}
+
+func (m pageMeta) first(keys ...string) string {
+	for _, k := range keys {
+		for _, v := range m.values[k] {
+			if v != "" {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+func (m pageMeta) description() string {
+	return m.first("og:description", "description", "dc.description", "dcterms.description", "twitter:description")
+}
+
+// authors returns the authors named by meta tags, URLs excluded, at most
+// ten of at most 200 characters each.
+func (m pageMeta) authors() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, k := range []string{"author", "article:author", "citation_author", "dc.creator", "dcterms.creator", "parsely-author", "sailthru.author"} {
+		for _, v := range m.values[k] {
+			out = appendAuthor(out, seen, v)
+		}
+	}
+	return out
+}
+
+func appendAuthor(out []string, seen map[string]bool, v string) []string {
+	v = collapseSpace(v)
+	if v == "" || len(out) >= maxAuthors || strings.Contains(v, "://") || strings.HasPrefix(v, "www.") {
+		return out
+	}
+	v = limitRunes(v, maxAuthorChars)
+	if seen[strings.ToLower(v)] {
+		return out
+	}
+	seen[strings.ToLower(v)] = true
+	return append(out, v)
+}
+
+// splitByline turns readability's byline ("By Ana Ruiz and Li Wei") into
+// author names.
+func splitByline(b string) []string {
+	b = collapseSpace(b)
+	for _, p := range []string{"By ", "by ", "Von ", "von ", "Par ", "par "} {
+		b = strings.TrimPrefix(b, p)
+	}
+	if b == "" {
+		return nil
+	}
+	fields := strings.FieldsFunc(strings.NewReplacer(" and ", ",", " & ", ",", " und ", ",", ";", ",").Replace(b),
+		func(r rune) bool { return r == ',' })
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range fields {
+		out = appendAuthor(out, seen, f)
+	}
+	return out
+}
+
+func limitMeta(s string) string { return limitRunes(collapseSpace(s), maxMetaChars) }
+
+func limitRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:n]))
+}
+
+func collapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func attr(n *html.Node, key string) (string, bool) {
+	for _, a := range n.Attr {
+		if a.Namespace == "" && strings.EqualFold(a.Key, key) {
+			return a.Val, true
+		}
+	}
+	return "", false
+}
+
+// walk visits n and its descendants depth-first; f returning false skips
+// the children of that node.
+func walk(n *html.Node, f func(*html.Node) bool) {
+	if !f(n) {
+		return
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		walk(c, f)
+	}
+}
+
+func findFirst(n *html.Node, pred func(*html.Node) bool) *html.Node {
+	var found *html.Node
+	walk(n, func(x *html.Node) bool {
+		if found != nil {
+			return false
+		}
+		if x.Type == html.ElementNode && pred(x) {
+			found = x
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+func textOf(n *html.Node) string {
+	var b bytes.Buffer
+	walk(n, func(x *html.Node) bool {
+		if x.Type == html.TextNode {
+			b.WriteString(x.Data)
+		}
+		return true
+	})
+	return b.String()
+}
