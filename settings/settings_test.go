@@ -173,7 +173,9 @@ func (validating) Execute(context.Context, json.RawMessage, tool.ExecContext) (t
 	return tool.Result{}, nil
 }
 
-func (v validating) ValidateConfiguration(_ context.Context, s tool.Settings) error { return v.check(s) }
+func (v validating) ValidateConfiguration(_ context.Context, s tool.Settings) error {
+	return v.check(s)
+}
 
 // "A required setting that is missing makes the tool not configured and
 // names the missing fields"; otherwise the tool's own check; otherwise
