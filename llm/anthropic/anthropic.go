@@ -1,0 +1,300 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/stewardhq/steward/llm"
+)
+
+// Version is the anthropic-version header Steward speaks.
+const Version = "2023-06-01"
+
+// DefaultMaxTokens caps an answer when the request does not say.
+const DefaultMaxTokens = 4096
+
+// Options tune an adapter beyond what the provider and the request say.
+type Options struct {
+	// IdleTimeout cuts a stream that sends nothing for this long; 0 means
+	// DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// Logger receives warnings (never content); nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// New returns the Anthropic Messages adapter for one run of p with the
+// request base req. tr sends the requests; nil means a zero llm.Transport.
+func New(p llm.Provider, req llm.Request, tr *llm.Transport) llm.Adapter {
+	return NewWithOptions(p, req, tr, Options{})
+}
+
+// NewWithOptions is New with options.
+func NewWithOptions(p llm.Provider, req llm.Request, tr *llm.Transport, o Options) llm.Adapter {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &adapter{p: p, req: req, tr: tr, opts: o}
+}
+
+// reserved are the top-level parameters the adapter sets itself; extra
+// parameters from configuration never override them.
+var reserved = map[string]bool{
+	"model": true, "messages": true, "system": true, "stream": true, "tools": true,
+}
+
+type adapter struct {
+	p    llm.Provider
+	req  llm.Request
+	tr   *llm.Transport
+	opts Options
+
+	// messages are the messages recorded during the run, in order.
+	messages []json.RawMessage
+	// last are the content blocks of the last round, as received.
+	last      []json.RawMessage
+	lastTexts []string
+	recorded  bool
+	// pending are the results of the last round, flushed together into one
+	// user message when the next round starts.
+	pending []json.RawMessage
+	texts   []string
+}
+
+func (a *adapter) model() string {
+	if a.req.Model != "" {
+		return a.req.Model
+	}
+	return a.p.Model
+}
+
+type tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+	Strict      bool            `json:"strict,omitempty"`
+}
+
+type message struct {
+	Role    string `json:"role"`
+	Content any    `json:"content"`
+}
+
+// buildBody writes the request of one round.
+func (a *adapter) buildBody(opts llm.RoundOptions) ([]byte, error) {
+	body := make(map[string]any, len(a.req.Extra)+6)
+	for k, v := range a.req.Extra {
+		if !reserved[k] {
+			body[k] = v
+		}
+	}
+	body["model"] = a.model()
+	if a.req.MaxTokens > 0 {
+		body["max_tokens"] = a.req.MaxTokens
+	} else if _, ok := body["max_tokens"]; !ok {
+		body["max_tokens"] = DefaultMaxTokens
+	}
+	body["stream"] = true
+	system := a.req.System
+	if opts.FinalInstruction != "" {
+		if system != "" {
+			system += "\n\n"
+		}
+		system += opts.FinalInstruction
+	}
+	if system != "" {
+		body["system"] = system
+	}
+	msgs, err := a.messageList()
+	if err != nil {
+		return nil, err
+	}
+	body["messages"] = msgs
+	if opts.IncludeTools && len(a.req.Tools) > 0 {
+		tools := make([]tool, 0, len(a.req.Tools))
+		for _, spec := range a.req.Tools {
+			schema := spec.Parameters
+			if len(bytes.TrimSpace(schema)) == 0 {
+				schema = json.RawMessage(`{"type":"object","properties":{}}`)
+			}
+			// Anthropic reads the schema as written and binds the input
+			// to it in strict mode, with no conversion.
+			tools = append(tools, tool{Name: spec.Name, Description: spec.Description, InputSchema: schema, Strict: spec.Strict})
+		}
+		body["tools"] = tools
+	} else {
+		// A tool choice without tools is a bad request.
+		delete(body, "tool_choice")
+	}
+	return marshal(body)
+}
+
+// messageList is the chat so far plus the messages recorded during the run.
+func (a *adapter) messageList() ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	for _, m := range a.req.Messages {
+		if strings.TrimSpace(m.Text) == "" {
+			// Anthropic refuses empty text; an empty message says nothing.
+			continue
+		}
+		role := string(llm.RoleUser)
+		if m.Role == llm.RoleAssistant {
+			role = string(llm.RoleAssistant)
+		}
+		b, err := marshal(message{Role: role, Content: m.Text})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return append(out, a.messages...), nil
+}
+
+func (a *adapter) header() http.Header {
+	h := http.Header{}
+	for k, v := range a.p.Header {
+		h.Set(k, v)
+	}
+	if a.p.APIKey != "" {
+		h.Set("x-api-key", a.p.APIKey)
+	}
+	h.Set("anthropic-version", Version)
+	return h
+}
+
+// flush moves the buffered results of the last round into one user
+// message.
+func (a *adapter) flush() error {
+	if len(a.pending) == 0 {
+		return nil
+	}
+	b, err := marshal(message{Role: string(llm.RoleUser), Content: a.pending})
+	if err != nil {
+		return err
+	}
+	a.messages = append(a.messages, b)
+	a.pending = nil
+	return nil
+}
+
+// Round sends one request and streams the answer.
+func (a *adapter) Round(ctx context.Context, opts llm.RoundOptions, onText func(string)) (*llm.Round, error) {
+	if onText == nil {
+		onText = func(string) {}
+	}
+	if err := a.flush(); err != nil {
+		return nil, fmt.Errorf("writing the tool results: %w", err)
+	}
+	body, err := a.buildBody(opts)
+	if err != nil {
+		return nil, fmt.Errorf("writing the Messages request: %w", err)
+	}
+	resp, stop, err := send(ctx, a.tr, a.p.BaseURL+"messages", a.header(), body, a.opts.IdleTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	var res *result
+	if isJSON(resp.Header.Get("Content-Type")) {
+		// A host which ignores stream:true answers with the whole message.
+		res, err = decodeWhole(resp.Body)
+		if err == nil && res.text.Len() > 0 {
+			onText(res.text.String())
+		}
+	} else {
+		res, err = parseStream(resp.Body, onText)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("the Messages stream was interrupted: %w", context.Cause(ctx))
+		}
+		return nil, err
+	}
+	a.last, a.lastTexts, a.recorded = res.blocks, res.texts, false
+	return res.round(), nil
+}
+
+func isJSON(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
+// RecordAssistantTurn records the model's turn of the last round, its
+// blocks exactly as received, once.
+func (a *adapter) RecordAssistantTurn() {
+	if a.recorded || len(a.last) == 0 {
+		return
+	}
+	a.recorded = true
+	b, _ := marshal(message{Role: string(llm.RoleAssistant), Content: a.last})
+	a.messages = append(a.messages, b)
+	a.texts = append(a.texts, a.lastTexts...)
+}
+
+type toolResult struct {
+	Type      string `json:"type"`
+	ToolUseID string `json:"tool_use_id"`
+	Content   string `json:"content"`
+	IsError   bool   `json:"is_error,omitempty"`
+}
+
+// RecordToolResult buffers one result; the next round sends all results of
+// this round together. is_error is written only when true.
+func (a *adapter) RecordToolResult(callID, content string, isError bool) {
+	b, _ := marshal(toolResult{Type: "tool_result", ToolUseID: callID, Content: content, IsError: isError})
+	a.pending = append(a.pending, b)
+	a.texts = append(a.texts, content)
+}
+
+// RecordedTexts returns the texts the recorded items add to later requests.
+func (a *adapter) RecordedTexts() []string { return append([]string(nil), a.texts...) }
+
+// marshal writes JSON without escaping <, > and &, so raw blocks keep their
+// bytes.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// decodeWhole reads a complete, non-streamed message.
+func decodeWhole(r io.Reader) (*result, error) {
+	b, err := io.ReadAll(io.LimitReader(r, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading the Messages answer: %w", err)
+	}
+	var m struct {
+		Type       string            `json:"type"`
+		Content    []json.RawMessage `json:"content"`
+		StopReason string            `json:"stop_reason"`
+		Usage      *usage            `json:"usage"`
+		Error      *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("the provider's answer is not a Messages object: %w", err)
+	}
+	if m.Type == "error" || m.Error != nil {
+		return nil, fmt.Errorf("the provider reported an error: %s", llm.ErrorMessage(b))
+	}
+	res := newResult()
+	if m.Usage != nil {
+		res.usage = m.Usage.toLLM()
+	}
+	for _, raw := range m.Content {
+		res.addWhole(raw)
+	}
+	return res, nil
+}
