@@ -1,0 +1,524 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/stewardhq/steward/policy"
+)
+
+// Problem is one thing wrong with the configuration, with where it is.
+type Problem struct {
+	File    string
+	Line    int // 0 when unknown
+	Message string
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Message)
+	}
+	return fmt.Sprintf("%s: %s", p.File, p.Message)
+}
+
+// Plugin is one configuration plugin after it ran.
+type Plugin struct {
+	ID       string
+	Name     string
+	Version  string
+	Priority int
+	// Org is true for organization plugins, which always rank above local
+	// ones.
+	Org  bool
+	Path string
+
+	Providers          []ProviderConfig
+	EmbeddingProviders []EmbeddingConfig
+	DataSources        []DataSourceConfig
+	Mailboxes          []MailboxConfig
+	Settings           []Setting
+}
+
+// ProviderConfig is one entry of CONFIG["LLM_PROVIDERS"].
+type ProviderConfig struct {
+	ID              string
+	InstanceName    string
+	UsedLLMProvider string
+	Host            string
+	Hostname        string
+	ModelID         string
+	ModelName       string
+	// APIKey is decrypted; empty when none or undecryptable.
+	APIKey                  string
+	AllowUserProvidedAPIKey bool
+	AdditionalParameters    string
+	Plugin                  string
+}
+
+// EmbeddingConfig is one entry of CONFIG["EMBEDDING_PROVIDERS"].
+type EmbeddingConfig struct {
+	ID, Name, UsedLLMProvider, Host, Hostname, ModelID string
+	APIKey                                             string
+	Plugin                                             string
+}
+
+// DataSourceConfig is one ERI data source of CONFIG["DATA_SOURCES"].
+type DataSourceConfig struct {
+	ID, Name, Type, Hostname, AuthMethod, SecurityPolicy, SelectedRetrievalID string
+	Port, MaxMatches                                                          int
+	Plugin                                                                    string
+}
+
+// MailboxConfig is one entry of CONFIG["MAILBOXES"].
+type MailboxConfig struct {
+	ID, Name, Host, Security, Auth, Username string
+	Port                                     int
+	Folders                                  []string
+	EmbeddingProviderID                      string
+	RequiredProviderConfidence               policy.Confidence
+	OutboundDataRestriction                  policy.Restriction
+	// Secret is the decrypted password or token, if the plugin gave one.
+	Secret string
+	Plugin string
+}
+
+// Setting is one entry of CONFIG["SETTINGS"].
+type Setting struct {
+	Key   string
+	Value any
+	// Locked is false when "<Key>.AllowUserOverride" is true: the value is
+	// then an editable default.
+	Locked bool
+	Line   int
+}
+
+// Options steer loading.
+type Options struct {
+	Limits Limits
+	// KnownToolField reports whether toolID has a setting field; nil accepts
+	// every tool setting.
+	KnownToolField func(toolID, field string) bool
+	// Getenv reads the environment; nil means os.Getenv.
+	Getenv func(string) string
+}
+
+// Known keys of CONFIG["SETTINGS"] other than tool settings, with the kind
+// of value each takes.
+var appSettings = map[string]string{
+	"DataConfidence.ConfidenceScheme":               "string",
+	"DataConfidence.CustomConfidenceScheme":         "map",
+	"DataConfidence.EnforceGlobalMinimumConfidence": "bool",
+	"DataConfidence.GlobalMinimumConfidence":        "string",
+	"DataTools.EnableTools":                         "bool",
+	"DataTools.DisabledToolIds":                     "list",
+	"DataTools.MinimumProviderConfidenceByToolId":   "map",
+	"DataApp.EnabledPreviewFeatures":                "list",
+	"DataSourceSecuritySettings.TrustedProviderIds": "list",
+	"DataMailboxes.AllowedServers":                  "list",
+	"DataMailboxes.MinimumOutboundDataRestriction":  "string",
+}
+
+// AppSettingKeys lists the application settings a plugin may manage.
+func AppSettingKeys() []string {
+	out := make([]string, 0, len(appSettings))
+	for k := range appSettings {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LoadPlugin runs one plugin.lua and reads it. Problems that leave the rest
+// of the plugin usable are returned alongside it; an error means the plugin
+// could not be used at all.
+func LoadPlugin(ctx context.Context, path string, org bool, opts Options) (*Plugin, []Problem, error) {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	src, _ := os.ReadFile(path)
+	globals, err := runLua(ctx, path, opts.Limits)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &Plugin{Org: org, Path: path}
+	var probs []Problem
+	problem := func(key, format string, a ...any) {
+		probs = append(probs, Problem{File: path, Line: lineOf(src, key), Message: fmt.Sprintf(format, a...)})
+	}
+	p.ID, _ = globals["ID"].(string)
+	p.Name, _ = globals["NAME"].(string)
+	p.Version, _ = globals["VERSION"].(string)
+	if p.ID == "" {
+		return nil, probs, errors.New("ID is missing: every plugin needs a unique ID (a GUID)")
+	}
+	if p.Name == "" {
+		p.Name = p.ID
+	}
+	if t, _ := globals["TYPE"].(string); !strings.EqualFold(t, "CONFIGURATION") {
+		return nil, probs, fmt.Errorf("TYPE is %q; only CONFIGURATION plugins are read", t)
+	}
+	if v, ok := globals["PRIORITY"]; ok {
+		f, isNum := v.(float64)
+		if !isNum || f != math.Trunc(f) {
+			problem("PRIORITY", "PRIORITY must be a whole number, but is %v; using 0", v)
+		} else {
+			p.Priority = int(f)
+		}
+	}
+	cfg, ok := globals["CONFIG"].(map[string]any)
+	if !ok {
+		return nil, probs, errors.New(`CONFIG is missing or not a table: a configuration plugin needs CONFIG = {} and CONFIG["SETTINGS"] = {}`)
+	}
+	secret := getenv(EncryptionSecretEnv)
+	decrypt := func(key, v string) string {
+		if v == "" {
+			return ""
+		}
+		plain, err := Decrypt(v, secret)
+		if err != nil {
+			problem(key, "%s: %v", key, err)
+			return ""
+		}
+		return plain
+	}
+	for key := range cfg {
+		switch key {
+		case "LLM_PROVIDERS", "EMBEDDING_PROVIDERS", "DATA_SOURCES", "MAILBOXES", "SETTINGS",
+			"TRANSCRIPTION_PROVIDERS", "CHAT_TEMPLATES", "PROFILES", "DOCUMENT_ANALYSIS_POLICIES", "INTRODUCTIONS", "MANDATORY_INFOS":
+		default:
+			problem(key, "unknown CONFIG section %q; known sections are LLM_PROVIDERS, EMBEDDING_PROVIDERS, DATA_SOURCES, MAILBOXES and SETTINGS", key)
+		}
+	}
+	for i, e := range listOf(cfg["LLM_PROVIDERS"]) {
+		m, ok := e.(map[string]any)
+		if !ok {
+			problem("LLM_PROVIDERS", "LLM_PROVIDERS[%d] must be a table", i+1)
+			continue
+		}
+		pc := ProviderConfig{Plugin: p.Name}
+		pc.ID = str(m, "Id")
+		pc.InstanceName = str(m, "InstanceName")
+		pc.UsedLLMProvider = str(m, "UsedLLMProvider")
+		pc.Host = str(m, "Host")
+		pc.Hostname = str(m, "Hostname")
+		if model, ok := m["Model"].(map[string]any); ok {
+			pc.ModelID, pc.ModelName = str(model, "Id"), str(model, "DisplayName")
+		}
+		pc.AllowUserProvidedAPIKey, _ = m["AllowUserProvidedAPIKey"].(bool)
+		pc.AdditionalParameters = str(m, "AdditionalJsonApiParameters")
+		if !pc.AllowUserProvidedAPIKey {
+			pc.APIKey = decrypt("APIKey", str(m, "APIKey"))
+		}
+		missing := missingFields(map[string]string{"Id": pc.ID, "InstanceName": pc.InstanceName, "UsedLLMProvider": pc.UsedLLMProvider, "Host": pc.Host, "Model.Id": pc.ModelID})
+		if len(missing) > 0 {
+			problem(firstNonEmpty(pc.ID, "LLM_PROVIDERS"), "LLM_PROVIDERS[%d] lacks %s (Host is required even for cloud providers, e.g. \"NONE\")", i+1, strings.Join(missing, ", "))
+			continue
+		}
+		p.Providers = append(p.Providers, pc)
+	}
+	for i, e := range listOf(cfg["EMBEDDING_PROVIDERS"]) {
+		m, ok := e.(map[string]any)
+		if !ok {
+			problem("EMBEDDING_PROVIDERS", "EMBEDDING_PROVIDERS[%d] must be a table", i+1)
+			continue
+		}
+		ec := EmbeddingConfig{ID: str(m, "Id"), Name: str(m, "Name"), UsedLLMProvider: str(m, "UsedLLMProvider"), Host: str(m, "Host"), Hostname: str(m, "Hostname"), Plugin: p.Name}
+		if model, ok := m["Model"].(map[string]any); ok {
+			ec.ModelID = str(model, "Id")
+		}
+		ec.APIKey = decrypt("APIKey", str(m, "APIKey"))
+		if missing := missingFields(map[string]string{"Id": ec.ID, "Name": ec.Name, "UsedLLMProvider": ec.UsedLLMProvider, "Model.Id": ec.ModelID}); len(missing) > 0 {
+			problem(firstNonEmpty(ec.ID, "EMBEDDING_PROVIDERS"), "EMBEDDING_PROVIDERS[%d] lacks %s", i+1, strings.Join(missing, ", "))
+			continue
+		}
+		p.EmbeddingProviders = append(p.EmbeddingProviders, ec)
+	}
+	for i, e := range listOf(cfg["DATA_SOURCES"]) {
+		m, ok := e.(map[string]any)
+		if !ok {
+			problem("DATA_SOURCES", "DATA_SOURCES[%d] must be a table", i+1)
+			continue
+		}
+		ds := DataSourceConfig{ID: str(m, "Id"), Name: str(m, "Name"), Type: str(m, "Type"), Hostname: str(m, "Hostname"), AuthMethod: str(m, "AuthMethod"),
+			SecurityPolicy: str(m, "SecurityPolicy"), SelectedRetrievalID: str(m, "SelectedRetrievalId"), Port: intOf(m["Port"]), MaxMatches: intOf(m["MaxMatches"]), Plugin: p.Name}
+		if !strings.EqualFold(ds.Type, "ERI_V1") {
+			problem(firstNonEmpty(ds.ID, "DATA_SOURCES"), "DATA_SOURCES[%d]: Type must be ERI_V1, but is %q", i+1, ds.Type)
+			continue
+		}
+		if strings.EqualFold(ds.SecurityPolicy, "NOT_SPECIFIED") || ds.SecurityPolicy == "" {
+			problem(firstNonEmpty(ds.ID, "DATA_SOURCES"), "DATA_SOURCES[%d]: SecurityPolicy must be ALLOW_ANY or SELF_HOSTED", i+1)
+			continue
+		}
+		if missing := missingFields(map[string]string{"Id": ds.ID, "Name": ds.Name, "Hostname": ds.Hostname, "SelectedRetrievalId": ds.SelectedRetrievalID}); len(missing) > 0 {
+			problem(firstNonEmpty(ds.ID, "DATA_SOURCES"), "DATA_SOURCES[%d] lacks %s", i+1, strings.Join(missing, ", "))
+			continue
+		}
+		p.DataSources = append(p.DataSources, ds)
+	}
+	for i, e := range listOf(cfg["MAILBOXES"]) {
+		m, ok := e.(map[string]any)
+		if !ok {
+			problem("MAILBOXES", "MAILBOXES[%d] must be a table", i+1)
+			continue
+		}
+		mb := MailboxConfig{ID: str(m, "Id"), Name: str(m, "Name"), Host: str(m, "Host"), Security: strings.ToUpper(firstNonEmpty(str(m, "Security"), "TLS")),
+			Auth: strings.ToUpper(firstNonEmpty(str(m, "Auth"), "PASSWORD")), Username: str(m, "Username"), Port: intOf(m["Port"]),
+			EmbeddingProviderID: str(m, "EmbeddingProviderId"), Plugin: p.Name}
+		for _, f := range listOf(m["Folders"]) {
+			if s, ok := f.(string); ok {
+				mb.Folders = append(mb.Folders, s)
+			}
+		}
+		level, err := policy.ParseConfidence(firstNonEmpty(str(m, "RequiredProviderConfidence"), "HIGH"))
+		if err != nil || level < policy.VeryLow {
+			problem(firstNonEmpty(mb.ID, "MAILBOXES"), "MAILBOXES[%d]: RequiredProviderConfidence must be one of VERY_LOW, LOW, MODERATE, MEDIUM, HIGH (NONE, UNTRUSTED and UNKNOWN would close the mailbox)", i+1)
+			level = policy.High
+		}
+		mb.RequiredProviderConfidence = level
+		restr, err := policy.ParseRestriction(firstNonEmpty(str(m, "OutboundDataRestriction"), "ONLY_LINKS_FROM_CHAT"))
+		if err != nil {
+			problem(firstNonEmpty(mb.ID, "MAILBOXES"), "MAILBOXES[%d]: %v", i+1, err)
+		}
+		mb.OutboundDataRestriction = restr
+		mb.Secret = decrypt("Secret", str(m, "Secret"))
+		if mb.Security != "TLS" && mb.Security != "STARTTLS" {
+			problem(firstNonEmpty(mb.ID, "MAILBOXES"), "MAILBOXES[%d]: Security must be TLS or STARTTLS, but is %q", i+1, mb.Security)
+			continue
+		}
+		if mb.Auth != "PASSWORD" && mb.Auth != "XOAUTH2" {
+			problem(firstNonEmpty(mb.ID, "MAILBOXES"), "MAILBOXES[%d]: Auth must be PASSWORD or XOAUTH2, but is %q", i+1, mb.Auth)
+			continue
+		}
+		if missing := missingFields(map[string]string{"Id": mb.ID, "Name": mb.Name, "Host": mb.Host, "Username": mb.Username}); len(missing) > 0 {
+			problem(firstNonEmpty(mb.ID, "MAILBOXES"), "MAILBOXES[%d] lacks %s", i+1, strings.Join(missing, ", "))
+			continue
+		}
+		p.Mailboxes = append(p.Mailboxes, mb)
+	}
+	settings, ok := cfg["SETTINGS"].(map[string]any)
+	if !ok {
+		if _, present := cfg["SETTINGS"]; present {
+			problem("SETTINGS", `CONFIG["SETTINGS"] must be a table of "<Key>" = value`)
+		}
+		settings = map[string]any{}
+	}
+	keys := make([]string, 0, len(settings))
+	for k := range settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if strings.HasSuffix(k, ".AllowUserOverride") {
+			base := strings.TrimSuffix(k, ".AllowUserOverride")
+			if _, ok := settings[base]; !ok {
+				problem(k, "%s names a setting the plugin does not set", k)
+			} else if _, isBool := settings[k].(bool); !isBool {
+				problem(k, "%s must be true or false", k)
+			}
+			continue
+		}
+		v := settings[k]
+		line := lineOf(src, k)
+		if kind, ok := appSettings[k]; ok {
+			if msg := checkKind(k, kind, v); msg != "" {
+				probs = append(probs, Problem{File: path, Line: line, Message: msg})
+				continue
+			}
+			if msg := checkAppValue(k, v); msg != "" {
+				probs = append(probs, Problem{File: path, Line: line, Message: msg})
+				continue
+			}
+		} else {
+			toolID, field, ok := strings.Cut(k, ".")
+			if !ok || toolID == "" || field == "" || strings.HasPrefix(toolID, "Data") {
+				probs = append(probs, Problem{File: path, Line: line, Message: fmt.Sprintf("unknown setting %q: use \"<toolId>.<field>\" for tool settings or one of %s", k, strings.Join(AppSettingKeys(), ", "))})
+				continue
+			}
+			if opts.KnownToolField != nil && !opts.KnownToolField(toolID, field) {
+				probs = append(probs, Problem{File: path, Line: line, Message: fmt.Sprintf("unknown tool setting %q: no tool %q with a field %q (see `steward tools` and the example plugin)", k, toolID, field)})
+				continue
+			}
+			if _, isStr := v.(string); !isStr {
+				probs = append(probs, Problem{File: path, Line: line, Message: fmt.Sprintf("tool setting %q must be a string, but is %s", k, kindName(v))})
+				continue
+			}
+		}
+		allow, _ := settings[k+".AllowUserOverride"].(bool)
+		p.Settings = append(p.Settings, Setting{Key: k, Value: v, Locked: !allow, Line: line})
+	}
+	return p, probs, nil
+}
+
+func checkKind(key, kind string, v any) string {
+	ok := false
+	switch kind {
+	case "string":
+		_, ok = v.(string)
+	case "bool":
+		_, ok = v.(bool)
+	case "list":
+		switch x := v.(type) {
+		case []any:
+			ok = true
+		case map[string]any:
+			ok = len(x) == 0 // an empty Lua table
+		}
+	case "map":
+		_, ok = v.(map[string]any)
+		if l, isList := v.([]any); isList && len(l) == 0 {
+			ok = true
+		}
+	}
+	if ok {
+		return ""
+	}
+	want := map[string]string{"string": "a string", "bool": "true or false", "list": "a list such as { \"a\", \"b\" }", "map": "a table such as { [\"key\"] = \"value\" }"}[kind]
+	return fmt.Sprintf("%s must be %s, but is %s", key, want, kindName(v))
+}
+
+func checkAppValue(key string, v any) string {
+	switch key {
+	case "DataConfidence.ConfidenceScheme":
+		if _, err := policy.ParseScheme(v.(string)); err != nil {
+			return key + ": " + err.Error()
+		}
+	case "DataConfidence.GlobalMinimumConfidence":
+		if _, err := policy.ParseConfidence(v.(string)); err != nil {
+			return key + ": " + err.Error()
+		}
+	case "DataMailboxes.MinimumOutboundDataRestriction":
+		if _, err := policy.ParseRestriction(v.(string)); err != nil {
+			return key + ": " + err.Error()
+		}
+	case "DataConfidence.CustomConfidenceScheme", "DataTools.MinimumProviderConfidenceByToolId":
+		m, _ := v.(map[string]any)
+		for k, lv := range m {
+			s, ok := lv.(string)
+			if !ok {
+				return fmt.Sprintf("%s[%q] must be a confidence level name such as \"HIGH\"", key, k)
+			}
+			if _, err := policy.ParseConfidence(s); err != nil {
+				return fmt.Sprintf("%s[%q]: %v", key, k, err)
+			}
+		}
+	}
+	return ""
+}
+
+func kindName(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a table"
+	case nil:
+		return "nil"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func listOf(v any) []any {
+	switch x := v.(type) {
+	case []any:
+		return x
+	case map[string]any:
+		if len(x) == 0 {
+			return nil
+		}
+		// A table with holes or string keys: take its values in key order.
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		out := make([]any, 0, len(x))
+		for _, k := range keys {
+			out = append(out, x[k])
+		}
+		return out
+	}
+	return nil
+}
+
+func str(m map[string]any, k string) string {
+	s, _ := m[k].(string)
+	return strings.TrimSpace(s)
+}
+
+func intOf(v any) int {
+	f, _ := v.(float64)
+	return int(f)
+}
+
+func missingFields(fields map[string]string) []string {
+	var out []string
+	for k, v := range fields {
+		if strings.TrimSpace(v) == "" {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func firstNonEmpty(v ...string) string {
+	for _, s := range v {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// lineOf finds the first line of src mentioning key as a quoted string or an
+// assignment, so a problem can point at it.
+func lineOf(src []byte, key string) int {
+	if key == "" {
+		return 0
+	}
+	lines := strings.Split(string(src), "\n")
+	for _, pat := range []string{`"` + key + `"`, `'` + key + `'`, key + " =", key + "="} {
+		for i, l := range lines {
+			if strings.Contains(l, pat) {
+				return i + 1
+			}
+		}
+	}
+	return 0
+}
+
+// pluginDirs lists plugin.lua files under root/plugins/{org,local}.
+func pluginFiles(root string) (org, local []string) {
+	find := func(sub string) []string {
+		var out []string
+		entries, err := os.ReadDir(filepath.Join(root, "plugins", sub))
+		if err != nil {
+			return nil
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			p := filepath.Join(root, "plugins", sub, e.Name(), "plugin.lua")
+			if _, err := os.Stat(p); err == nil {
+				out = append(out, p)
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	return find("org"), find("local")
+}
