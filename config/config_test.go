@@ -51,7 +51,7 @@ func TestBrokenPluginsAreReportedAndOthersStillLoad(t *testing.T) {
 	good := writePlugin(t, root, "org", "good", `CONFIG["SETTINGS"]["DataConfidence.ConfidenceScheme"] = "TRUST_EUROPE"`+"\n")
 	cases := []struct {
 		id, body, want string
-		line       int
+		line           int
 	}{
 		{"syntax", "x = = 1\n", "plugin.lua", 7},
 		{"unknownfield", `CONFIG["SETTINGS"]["DataTools.NoSuchThing"] = true` + "\n", `unknown setting "DataTools.NoSuchThing"`, 7},
