@@ -283,7 +283,7 @@ func compareFollowUp(t *testing.T, ours, recorded map[string]any) {
 func TestReplayRecordings(t *testing.T) {
 	recs := loadRecordings(t)
 	perHost := map[string]int{}
-	rounds, followUps, callsChecked := 0, 0, 0
+	rounds, followUps, callsChecked, validatedBodies := 0, 0, 0, 0
 	for _, rec := range recs {
 		t.Run(rec.Path, func(t *testing.T) {
 			host, p := hostOf(rec)
@@ -300,7 +300,7 @@ func TestReplayRecordings(t *testing.T) {
 				base = rec.Interactions[0].Request
 			}
 			newAdapter := func(body map[string]any) *Adapter {
-				return NewWithOptions(p, requestFrom(t, body), &llm.Transport{Client: ts.Client(), MaxAttempts: 1}, Options{})
+				return NewWithOptions(p, requestFrom(t, body), &llm.Transport{Client: ts.Client(), MaxAttempts: 1}, Options{Logger: quietLogger})
 			}
 			a := newAdapter(base)
 			prevOK := false
@@ -397,6 +397,13 @@ func TestReplayRecordings(t *testing.T) {
 					}
 				}
 			}
+			srv.mu.Lock()
+			sent := append([][]byte(nil), srv.bodies...)
+			srv.mu.Unlock()
+			for _, b := range sent {
+				validateRequest(t, b)
+				validatedBodies++
+			}
 			perHost[host]++
 		})
 	}
@@ -407,7 +414,7 @@ func TestReplayRecordings(t *testing.T) {
 		total += n
 	}
 	sort.Strings(hosts)
-	t.Logf("replayed %d of %d recordings (%d rounds, %d calls checked, %d follow-up requests compared): %s", total, len(recs), rounds, callsChecked, followUps, strings.Join(hosts, " "))
+	t.Logf("replayed %d of %d recordings (%d rounds, %d calls checked, %d follow-up requests compared, %d sent bodies validated against the spec): %s", total, len(recs), rounds, callsChecked, followUps, validatedBodies, strings.Join(hosts, " "))
 	if total != len(recs) && !t.Failed() {
 		t.Errorf("only %d of %d recordings replayed", total, len(recs))
 	}
