@@ -46,8 +46,8 @@ var (
 	ErrInvalidAddress         = &BlockedError{ReasonInvalidAddress, "the web address is not a valid absolute http or https address with a host"}
 	ErrUnsupportedScheme      = &BlockedError{ReasonUnsupportedScheme, "only http and https addresses can be read"}
 	ErrTargetNotAllowed       = &BlockedError{ReasonTargetNotAllowed, "the address lies outside the targets this request may reach"}
-	ErrLocalHostName          = &BlockedError{ReasonLocalHostName, "addresses on this computer (localhost) cannot be read"}
-	ErrMetadataHost           = &BlockedError{ReasonMetadataHost, "cloud instance metadata services cannot be read"}
+	ErrLocalHostName          = &BlockedError{ReasonLocalHostName, "the host name refers to this computer, which cannot be read"}
+	ErrMetadataHost           = &BlockedError{ReasonMetadataHost, "the host is the configuration service of a cloud instance, which cannot be read"}
 	ErrNonStandardIP          = &BlockedError{ReasonNonStandardIP, "the host is an IP address in a non-standard notation (decimal, octal, hexadecimal or shortened); write it as four decimal parts"}
 	ErrNeverAllowedAddress    = &BlockedError{ReasonNeverAllowedAddress, "the host resolves to a loopback, link-local, multicast, unspecified or reserved network address, which is never read"}
 	ErrPrivateHostNotAllowed  = &BlockedError{ReasonPrivateHostNotAllowed, "the host resolves to a private network address and is not allowed for this request"}
