@@ -1,11 +1,11 @@
 package registry
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/tool"
@@ -78,9 +78,13 @@ func (r *Registry) Runnable(ctx context.Context, req Request) (offered []tool.Of
 		return nil, nil
 	}
 	selected := r.ExpandSelection(req.Selected)
+	isSel := make(map[string]bool, len(selected))
+	for _, id := range selected {
+		isSel[id] = true
+	}
 	restriction := req.restriction()
 	for _, e := range r.entries {
-		isSelected := slices.Contains(selected, e.def.ID)
+		isSelected := isSel[e.def.ID]
 		candidate := Visible(e.def.VisibleIn, req.Component) && e.tool.IsAvailable() &&
 			(e.def.Activation == tool.Context || isSelected)
 		if !candidate && !isSelected {
@@ -146,7 +150,10 @@ func (r *Registry) resolve(ctx context.Context, e *entry, req Request, c checked
 	}
 	registered := e.def.Function
 	offer := registered
-	if isJSONObject(fn.Parameters) {
+	if bytes.Equal(fn.Parameters, registered.Parameters) {
+		// Unchanged parameters need no second look.
+		offer.Description = fn.Description
+	} else if isJSONObject(fn.Parameters) {
 		// Only description and parameters count; the model's calls find the
 		// tool by its registered name.
 		offer.Description, offer.Parameters = fn.Description, fn.Parameters

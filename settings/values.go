@@ -125,11 +125,21 @@ type Resolved struct {
 	ToolID string
 	// Fields in the order of the tool's settings schema.
 	Fields []Field
+	// values is built once by Resolve.
+	values tool.Settings
 }
 
-// Values returns the values by field name, secrets included: hand them to
-// the tool only, never log them.
+// Values returns the non-empty values by field name, secrets included:
+// hand them to the tool only, never log them. The map of one resolution is
+// shared by its callers.
 func (r Resolved) Values() tool.Settings {
+	if r.values != nil {
+		return r.values
+	}
+	return r.buildValues()
+}
+
+func (r Resolved) buildValues() tool.Settings {
 	out := make(tool.Settings, len(r.Fields))
 	for _, f := range r.Fields {
 		if f.Value != "" {
@@ -180,6 +190,7 @@ func (r *Resolver) Resolve(ctx context.Context, def tool.Definition) (Resolved, 
 		}
 		out.Fields = append(out.Fields, f)
 	}
+	out.values = out.buildValues()
 	return out, errors.Join(errs...)
 }
 
