@@ -39,6 +39,40 @@ type CatalogTool struct {
 // in the order of their first registered tool; the tools keep the order of
 // their collection.
 func (r *Registry) Catalog(ctx context.Context, component string) []CatalogItem {
+	return r.catalog(ctx, func(e *entry) bool {
+		return e.def.Activation != tool.Context && Visible(e.def.VisibleIn, component)
+	})
+}
+
+// SettingsCatalog lists every collection with a tool present in this
+// installation, whatever its visibility, context tools included: the list
+// where an organization or user switches tools off or raises the
+// confidence they require.
+func (r *Registry) SettingsCatalog(ctx context.Context) []CatalogItem {
+	return r.catalog(ctx, func(*entry) bool { return true })
+}
+
+// Selectable returns the IDs of the catalog items of the component which
+// are active and configured, whatever the provider's confidence.
+func (r *Registry) Selectable(ctx context.Context, component string) []string {
+	var ids []string
+	for _, it := range r.Catalog(ctx, component) {
+		if it.Active && it.State.Configured() {
+			ids = append(ids, it.ID)
+		}
+	}
+	return ids
+}
+
+// Tool returns the registered tool with the given ID.
+func (r *Registry) Tool(id string) (tool.Tool, bool) {
+	if e := r.byID[id]; e != nil {
+		return e.tool, true
+	}
+	return nil, false
+}
+
+func (r *Registry) catalog(ctx context.Context, include func(*entry) bool) []CatalogItem {
 	var items []CatalogItem
 	for _, c := range r.collOrder {
 		item := CatalogItem{
@@ -50,7 +84,7 @@ func (r *Registry) Catalog(ctx context.Context, component string) []CatalogItem 
 		}
 		stateSet := false
 		for _, e := range c.entries {
-			if e.def.Activation == tool.Context || !e.tool.IsAvailable() || !Visible(e.def.VisibleIn, component) {
+			if !e.tool.IsAvailable() || !include(e) {
 				continue
 			}
 			item.Tools = append(item.Tools, CatalogTool{

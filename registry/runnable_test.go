@@ -332,3 +332,33 @@ func TestCatalog(t *testing.T) {
 		t.Fatalf("assistant catalog %+v", got)
 	}
 }
+
+func TestSettingsCatalogAndSelectable(t *testing.T) {
+	absent := newFake("absent", nil)
+	absent.unavailable = true
+	unconfigured := newFake("wiki", func(d *tool.Definition) {
+		d.Settings = tool.SettingsSchema{Fields: []tool.SettingField{{Name: "url"}}, Required: []string{"url"}}
+	})
+	tools := []tool.Tool{
+		newFake("web_search", nil), newFake("off", nil), unconfigured, absent,
+		newFake("semantic_search", func(d *tool.Definition) { d.Activation = tool.Context }),
+		newFake("writer_only", func(d *tool.Definition) { d.VisibleIn = tool.Visibility{Allowed: []string{"WRITER"}} }),
+	}
+	r := mustNew(t, Options{Policy: settings.Policy{DisabledIDs: []string{"off"}}}, tools, nil)
+	var ids []string
+	for _, it := range r.SettingsCatalog(context.Background()) {
+		ids = append(ids, it.ID)
+	}
+	if !slices.Equal(ids, []string{"web_search", "off", "wiki", "semantic_search", "writer_only"}) {
+		t.Fatalf("settings catalog %v", ids)
+	}
+	if got := r.Selectable(context.Background(), ComponentChat); !slices.Equal(got, []string{"web_search"}) {
+		t.Fatalf("selectable %v", got)
+	}
+	if got, ok := r.Tool("wiki"); !ok || got != tool.Tool(unconfigured) {
+		t.Fatal("Tool(wiki)")
+	}
+	if _, ok := r.Tool("nope"); ok {
+		t.Fatal("Tool(nope)")
+	}
+}

@@ -286,3 +286,13 @@ func TestPreviewEnabled(t *testing.T) {
 		}
 	}
 }
+
+func TestOrgLockedBy(t *testing.T) {
+	o := Org{Locked: map[string]LockedValue{"wiki.url": {Value: "x", Plugin: "Acme IT"}}}
+	if p, ok := o.LockedBy("wiki", "url"); !ok || p != "Acme IT" {
+		t.Fatalf("got %q %v", p, ok)
+	}
+	if _, ok := o.LockedBy("wiki", "space"); ok {
+		t.Fatal("space is not locked")
+	}
+}

@@ -37,6 +37,13 @@ type Org struct {
 	Defaults map[string]string
 }
 
+// LockedBy reports whether the organization locked the tool's field, and
+// by which plugin. A locked field is not the user's to change.
+func (o Org) LockedBy(toolID, field string) (plugin string, locked bool) {
+	l, ok := o.Locked[Key(toolID, field)]
+	return l.Plugin, ok
+}
+
 // User holds the user's saved non-secret setting values by tool ID, then by
 // field name. Secrets live in the keyring, never here.
 type User map[string]map[string]string
