@@ -84,28 +84,14 @@ func (r *Registry) Runnable(ctx context.Context, req Request) (offered []tool.Of
 	}
 	restriction := req.restriction()
 	for _, e := range r.entries {
-		isSelected := isSel[e.def.ID]
-		candidate := Visible(e.def.VisibleIn, req.Component) && e.tool.IsAvailable() &&
-			(e.def.Activation == tool.Context || isSelected)
-		if !candidate && !isSelected {
-			continue
-		}
-		c := r.gate(ctx, e, req.Component, req.Provider, restriction)
-		if c.reason != NoBlock {
-			r.log.DebugContext(ctx, "tool not offered", slog.String("tool", e.def.ID), slog.String("reason", c.reason.String()))
-			blocked = append(blocked, Block{ToolID: e.def.ID, Reason: c.reason, Detail: c.detail})
-			continue
-		}
-		o, ok, err := r.resolve(ctx, e, req, c)
+		o, b, considered := r.consider(ctx, e, req, isSel[e.def.ID], restriction)
 		if ctx.Err() != nil {
 			return nil, nil
 		}
 		switch {
-		case err != nil:
-			r.log.ErrorContext(ctx, "tool left out: its resolution failed", slog.String("tool", e.def.ID), slog.Any("error", err))
-			blocked = append(blocked, Block{ToolID: e.def.ID, Reason: NoBlock, Detail: "its resolution failed", Err: err})
-		case !ok:
-			blocked = append(blocked, Block{ToolID: e.def.ID, Reason: NoBlock, Detail: "it has nothing to offer in this request"})
+		case !considered:
+		case b != nil:
+			blocked = append(blocked, *b)
 		default:
 			offered = append(offered, o)
 		}
@@ -120,6 +106,38 @@ func (r *Registry) Runnable(ctx context.Context, req Request) (offered []tool.Of
 		return nil, nil
 	}
 	return offered, blocked
+}
+
+// consider decides one registered tool: whether it is a candidate at all,
+// then its checks, then its resolution. A panic anywhere in the tool's
+// methods costs this tool only.
+func (r *Registry) consider(ctx context.Context, e *entry, req Request, isSelected bool, restriction policy.Restriction) (o tool.Offered, b *Block, considered bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			err := fmt.Errorf("registry: tool %q panicked: %v", e.def.ID, p)
+			r.log.ErrorContext(ctx, "tool left out: it panicked", slog.String("tool", e.def.ID), slog.Any("error", err))
+			o, b, considered = tool.Offered{}, &Block{ToolID: e.def.ID, Reason: NoBlock, Detail: "it failed unexpectedly", Err: err}, true
+		}
+	}()
+	candidate := Visible(e.def.VisibleIn, req.Component) && e.tool.IsAvailable() &&
+		(e.def.Activation == tool.Context || isSelected)
+	if !candidate && !isSelected {
+		return tool.Offered{}, nil, false
+	}
+	c := r.gate(ctx, e, req.Component, req.Provider, restriction)
+	if c.reason != NoBlock {
+		r.log.DebugContext(ctx, "tool not offered", slog.String("tool", e.def.ID), slog.String("reason", c.reason.String()))
+		return tool.Offered{}, &Block{ToolID: e.def.ID, Reason: c.reason, Detail: c.detail}, true
+	}
+	o, ok, err := r.resolve(ctx, e, req, c)
+	switch {
+	case err != nil:
+		r.log.ErrorContext(ctx, "tool left out: its resolution failed", slog.String("tool", e.def.ID), slog.Any("error", err))
+		return tool.Offered{}, &Block{ToolID: e.def.ID, Reason: NoBlock, Detail: "its resolution failed", Err: err}, true
+	case !ok:
+		return tool.Offered{}, &Block{ToolID: e.def.ID, Reason: NoBlock, Detail: "it has nothing to offer in this request"}, true
+	}
+	return o, nil, true
 }
 
 // errNotObject is logged when a tailored function's parameters are no

@@ -362,3 +362,24 @@ func TestSettingsCatalogAndSelectable(t *testing.T) {
 		t.Fatal("Tool(nope)")
 	}
 }
+
+// panicky panics when asked where its data goes, i.e. during the checks.
+type panicky struct{ *fake }
+
+func (panicky) OutboundData() policy.OutboundData { panic("not implemented") }
+
+// A panic in any of a tool's methods during the decision costs that tool
+// only.
+func TestRunnablePanicInChecksCostsOneTool(t *testing.T) {
+	r := mustNew(t, Options{}, []tool.Tool{newFake("first", nil), panicky{newFake("broken", nil)}, newFake("last", nil)}, nil)
+	req := chatRequest("first", "broken", "last")
+	req.Chat = chatView{req: policy.OutboundRequirement{Set: true, Restriction: policy.OnlyLinksFromChat}}
+	offered, blocked := r.Runnable(context.Background(), req)
+	if !slices.Equal(offeredIDs(offered), []string{"first", "last"}) {
+		t.Fatalf("offered %v", offeredIDs(offered))
+	}
+	b, ok := blockFor(blocked, "broken")
+	if !ok || b.Err == nil || !strings.Contains(b.Err.Error(), "panicked") {
+		t.Fatalf("blocked %v", blocked)
+	}
+}
