@@ -23,7 +23,8 @@ type Request struct {
 	MayRunTools bool
 	// Provider is the provider the request goes to.
 	Provider Provider
-	// Chat is the chat of the request; nil for none.
+	// Chat is the chat of the request. Nil stands for an empty chat: no
+	// address given, no requirement.
 	Chat tool.ChatView
 	// Restriction is an outbound data restriction on top of the chat's;
 	// the stricter of both applies. The zero value adds none.
@@ -159,6 +160,9 @@ func (r *Registry) resolve(ctx context.Context, e *entry, req Request, c checked
 		ProviderConfidence: req.Provider.Confidence,
 		Chat:               req.Chat,
 	}
+	if rc.Chat == nil {
+		rc.Chat = emptyChat{}
+	}
 	fn, err := e.tool.ResolveFunction(ctx, rc)
 	if err != nil {
 		return tool.Offered{}, false, fmt.Errorf("registry: resolving the function of tool %q: %w", e.def.ID, err)
@@ -184,3 +188,12 @@ func (r *Registry) resolve(ctx context.Context, e *entry, req Request, c checked
 	}
 	return tool.Offered{Definition: e.def, Function: offer, Instructions: instructions, Settings: values, Tool: e.tool}, true, nil
 }
+
+// emptyChat is the view of a chat in which nothing happened yet.
+type emptyChat struct{}
+
+func (emptyChat) IsWebAddressGiven(string) bool { return false }
+func (emptyChat) OutboundRequirement() policy.OutboundRequirement {
+	return policy.OutboundRequirement{}
+}
+func (emptyChat) RequiredConfidence() policy.Confidence { return policy.None }

@@ -164,6 +164,11 @@ func TestRunnableResolveContext(t *testing.T) {
 	if offered[0].Instructions != "for https://user.example" {
 		t.Fatalf("instructions %q", offered[0].Instructions)
 	}
+	// Without a chat, tools see an empty one rather than nil.
+	req.Chat = nil
+	if offered, _ := r.Runnable(context.Background(), req); len(offered) != 1 || seen.Chat == nil || seen.Chat.IsWebAddressGiven("https://x.example/") || seen.Chat.OutboundRequirement().Set {
+		t.Fatalf("no chat: offered %v, chat %v", offeredIDs(offered), seen.Chat)
+	}
 }
 
 // Cancellation during resolution is not a failure of one tool: Runnable
