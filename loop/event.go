@@ -1,6 +1,8 @@
 package loop
 
 import (
+	"strings"
+
 	"github.com/stewardhq/steward/llm"
 )
 
@@ -91,3 +93,15 @@ const (
 	// StopCancelled: the context was cancelled.
 	StopCancelled StopReason = "cancelled"
 )
+
+// UsingTools is the status line shown while calls run: "Using tool: X" for
+// one name, "Using tools: X, Y" for several, "" for none.
+func UsingTools(names ...string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return "Using tool: " + names[0]
+	}
+	return "Using tools: " + strings.Join(names, ", ")
+}

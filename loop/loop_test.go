@@ -871,3 +871,41 @@ func TestRunRequiresChat(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+func TestUsingTools(t *testing.T) {
+	tests := []struct {
+		names []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"web_search"}, "Using tool: web_search"},
+		{[]string{"web_search", "read_web_page"}, "Using tools: web_search, read_web_page"},
+	}
+	for _, tc := range tests {
+		if got := loop.UsingTools(tc.names...); got != tc.want {
+			t.Errorf("UsingTools(%v) = %q, want %q", tc.names, got, tc.want)
+		}
+	}
+}
+
+// BenchmarkLoopScripted10Rounds measures the loop alone, without HTTP or
+// parsing: ten scripted rounds, nine with one tool call each.
+func BenchmarkLoopScripted10Rounds(b *testing.B) {
+	echo := textTool("echo", `{"temperature":21}`)
+	tools := offer(echo)
+	var steps []step
+	for i := range 9 {
+		steps = append(steps, step{deltas: []string{"Checking. "}, calls: []llm.Call{call(fmt.Sprint("c", i), "echo", `{"city":"Bern"}`)}, usage: llm.Usage{InputTokens: 100, OutputTokens: 10}})
+	}
+	steps = append(steps, step{deltas: strings.Fields(strings.Repeat("word ", 20)), usage: llm.Usage{InputTokens: 100, OutputTokens: 20}})
+	l := loop.New(loop.Options{})
+	t := &testing.T{}
+	b.ReportAllocs()
+	for b.Loop() {
+		a := &scripted{t: t, steps: steps}
+		res, err := l.Run(context.Background(), a, loop.RunContext{Tools: tools, Chat: &fakeChat{}}, nil)
+		if err != nil || res.Rounds != 10 {
+			b.Fatalf("run: %v after %d rounds", err, res.Rounds)
+		}
+	}
+}
