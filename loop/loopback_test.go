@@ -1,0 +1,468 @@
+package loop_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stewardhq/steward/llm"
+	"github.com/stewardhq/steward/llm/chatcompletions"
+	"github.com/stewardhq/steward/loop"
+	"github.com/stewardhq/steward/policy"
+	"github.com/stewardhq/steward/tool"
+)
+
+// reply is one scripted HTTP answer of the loopback server.
+type reply struct {
+	status int
+	header map[string]string
+	// events are SSE data payloads, each written and flushed on its own.
+	events []string
+	// body replaces events for a non-stream answer.
+	body string
+	// die aborts the connection after the events, mid-stream.
+	die bool
+	// hold keeps the stream open after the events until the client leaves.
+	hold bool
+}
+
+// sseServer is a loopback server that answers Chat Completions requests
+// from a script and keeps every request body.
+type sseServer struct {
+	t       testing.TB
+	srv     *httptest.Server
+	mu      sync.Mutex
+	replies []reply
+	next    int
+	bodies  [][]byte
+}
+
+func newSSEServer(t testing.TB, replies ...reply) *sseServer {
+	s := &sseServer{t: t, replies: replies}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func (s *sseServer) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/chat/completions" {
+		s.t.Errorf("request to %s", r.URL.Path)
+		http.NotFound(w, r)
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.t.Errorf("reading the request: %v", err)
+	}
+	s.mu.Lock()
+	if s.next >= len(s.replies) {
+		s.mu.Unlock()
+		s.t.Errorf("request %d, the script has %d replies", s.next+1, len(s.replies))
+		http.Error(w, `{"error":{"message":"script exhausted"}}`, http.StatusTeapot)
+		return
+	}
+	rp := s.replies[s.next]
+	s.next++
+	s.bodies = append(s.bodies, body)
+	s.mu.Unlock()
+
+	for k, v := range rp.header {
+		w.Header().Set(k, v)
+	}
+	status := rp.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if rp.body != "" || status != http.StatusOK {
+		if w.Header().Get("Content-Type") == "" {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(rp.body))
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(status)
+	fl := w.(http.Flusher)
+	for _, e := range rp.events {
+		_, _ = fmt.Fprintf(w, "data: %s\n\n", e)
+		fl.Flush()
+	}
+	if rp.die {
+		// Closes the connection in the middle of the chunked body.
+		panic(http.ErrAbortHandler)
+	}
+	if rp.hold {
+		<-r.Context().Done()
+	}
+}
+
+func (s *sseServer) requests() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.bodies)
+}
+
+// The Chat Completions stream payloads the scripts are made of.
+func ccText(s string) string {
+	b, _ := json.Marshal(s)
+	return fmt.Sprintf(`{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":%s}}]}`, b)
+}
+
+func ccCall(index int, id, name, args string) string {
+	a, _ := json.Marshal(args)
+	return fmt.Sprintf(`{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":%d,"id":%q,"type":"function","function":{"name":%q,"arguments":%s}}]}}]}`, index, id, name, a)
+}
+
+func ccFinish(reason string) string {
+	return fmt.Sprintf(`{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{},"finish_reason":%q}]}`, reason)
+}
+
+func ccUsage(in, out int) string {
+	return fmt.Sprintf(`{"id":"chatcmpl-1","object":"chat.completion.chunk","model":"m","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`, in, out, in+out)
+}
+
+const ccDone = "[DONE]"
+
+func answerReply(text string) reply {
+	return reply{events: []string{ccText(text), ccFinish("stop"), ccUsage(20, 3), ccDone}}
+}
+
+func callsReply(calls ...[3]string) reply {
+	var ev []string
+	for i, c := range calls {
+		ev = append(ev, ccCall(i, c[0], c[1], c[2]))
+	}
+	return reply{events: append(ev, ccFinish("tool_calls"), ccUsage(10, 5), ccDone)}
+}
+
+// ccAdapter builds a Chat Completions adapter against the loopback server
+// for a provider of the given kind, offering the tools' functions.
+func ccAdapter(s *sseServer, kind llm.Kind, tools []tool.Offered, tr *llm.Transport) *chatcompletions.Adapter {
+	p := kind.Provider("test-model", s.srv.URL+"/v1/", "test-key")
+	p.Caps.ToolCalling = true
+	var specs []llm.ToolSpec
+	for _, t := range tools {
+		specs = append(specs, llm.ToolSpec{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters, Strict: t.Function.Strict()})
+	}
+	req := llm.Request{Model: "test-model", System: "You are helpful.", Messages: []llm.Message{{Role: llm.RoleUser, Text: "Hello"}}, Tools: specs}
+	if tr == nil {
+		tr = &llm.Transport{Client: s.srv.Client(), Sleep: func(context.Context, time.Duration) error { return nil }}
+	}
+	return chatcompletions.NewWithOptions(p, req, tr, chatcompletions.Options{IdleTimeout: 10 * time.Second})
+}
+
+// ccBody is the part of a Chat Completions request the tests look at.
+type ccBody struct {
+	Tools             []json.RawMessage `json:"tools"`
+	ParallelToolCalls *bool             `json:"parallel_tool_calls"`
+	Messages          []struct {
+		Role       string `json:"role"`
+		Content    any    `json:"content"`
+		ToolCallID string `json:"tool_call_id"`
+		ToolCalls  []struct {
+			ID string `json:"id"`
+		} `json:"tool_calls"`
+	} `json:"messages"`
+}
+
+func parseBody(t *testing.T, b []byte) ccBody {
+	t.Helper()
+	var v ccBody
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("request body: %v\n%s", err, b)
+	}
+	return v
+}
+
+// checkHistoryPaired fails unless every tool call in the body's assistant
+// messages is followed by its tool result before the next assistant turn.
+func checkHistoryPaired(t *testing.T, b ccBody) {
+	t.Helper()
+	var open []string
+	for _, m := range b.Messages {
+		switch m.Role {
+		case "assistant":
+			if len(open) > 0 {
+				t.Fatalf("calls %v have no result before the next assistant turn", open)
+			}
+			for _, c := range m.ToolCalls {
+				open = append(open, c.ID)
+			}
+		case "tool":
+			if len(open) == 0 || open[0] != m.ToolCallID {
+				t.Fatalf("result for %q, expected one of %v in order", m.ToolCallID, open)
+			}
+			open = open[1:]
+		}
+	}
+	if len(open) > 0 {
+		t.Fatalf("calls %v have no result", open)
+	}
+}
+
+func TestLoopbackTwoCallsWithoutParallelToolCalls(t *testing.T) {
+	var ran []string
+	mk := func(name string) *fakeTool {
+		return newTool(name, policy.NoOutbound, func(_ context.Context, args json.RawMessage, ec tool.ExecContext) (tool.Result, error) {
+			ran = append(ran, ec.CallID)
+			return tool.Result{Text: name + " says " + string(args)}, nil
+		})
+	}
+	tools := offer(mk("weather"), mk("time"))
+	s := newSSEServer(t,
+		callsReply([3]string{"call_a", "weather", `{"city":"Bern"}`}, [3]string{"call_b", "time", `{"zone":"CET"}`}),
+		answerReply("Sunny at noon."),
+	)
+	// Hugging Face rejects parallel_tool_calls, so its models may ask for
+	// several calls at once.
+	a := ccAdapter(s, llm.KindHuggingFace, tools, nil)
+	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "Sunny at noon." || res.Stop != loop.StopAnswered {
+		t.Errorf("text %q stop %q", res.Text, res.Stop)
+	}
+	if !slices.Equal(ran, []string{"call_a", "call_b"}) {
+		t.Errorf("ran %v", ran)
+	}
+	reqs := s.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	first, second := parseBody(t, reqs[0]), parseBody(t, reqs[1])
+	if first.ParallelToolCalls != nil || len(first.Tools) != 2 {
+		t.Errorf("first request: parallel_tool_calls %v, %d tools", first.ParallelToolCalls, len(first.Tools))
+	}
+	checkHistoryPaired(t, second)
+	var results []string
+	for _, m := range second.Messages {
+		if m.Role == "tool" {
+			results = append(results, m.ToolCallID+"="+fmt.Sprint(m.Content))
+		}
+	}
+	want := []string{`call_a=weather says {"city":"Bern"}`, `call_b=time says {"zone":"CET"}`}
+	if !slices.Equal(results, want) {
+		t.Errorf("results in the follow-up %v, want %v", results, want)
+	}
+	if res.Usage != (llm.Usage{InputTokens: 30, OutputTokens: 8}) {
+		t.Errorf("usage %+v", res.Usage)
+	}
+}
+
+func TestLoopbackRetryAfter429(t *testing.T) {
+	s := newSSEServer(t,
+		reply{status: http.StatusTooManyRequests, header: map[string]string{"Retry-After": "7"}, body: `{"error":{"message":"slow down"}}`},
+		answerReply("Hello after the wait."),
+	)
+	var waits []time.Duration
+	tr := &llm.Transport{Client: s.srv.Client(), Sleep: func(_ context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		return nil
+	}}
+	a := ccAdapter(s, llm.KindOpenAI, nil, tr)
+	res, err, rec := runLoop(t, context.Background(), a, loop.RunContext{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "Hello after the wait." {
+		t.Errorf("text %q", res.Text)
+	}
+	if !slices.Equal(waits, []time.Duration{7 * time.Second}) {
+		t.Errorf("waits %v, want the 7s Retry-After", waits)
+	}
+	if n := strings.Count(rec.text(), "Hello"); n != 1 {
+		t.Errorf("the user saw the answer %d times", n)
+	}
+	if len(s.requests()) != 2 {
+		t.Errorf("%d requests", len(s.requests()))
+	}
+}
+
+func TestLoopbackStreamDiesMidway(t *testing.T) {
+	echo := textTool("echo", "ok")
+	tools := offer(echo)
+	tests := []struct {
+		name    string
+		replies []reply
+	}{
+		{"first round", []reply{{events: []string{ccText("Half an ans")}, die: true}}},
+		{"after a call", []reply{callsReply([3]string{"c1", "echo", `{}`}), {events: []string{ccText("Half")}, die: true}}},
+		{"mid tool call", []reply{{events: []string{ccCall(0, "c1", "echo", `{"q":`)}, die: true}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSSEServer(t, tc.replies...)
+			a := ccAdapter(s, llm.KindOpenAI, tools, nil)
+			res, err, rec := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
+			if err == nil {
+				t.Fatalf("no error; the answer was %q", res.Text)
+			}
+			if res.Stop != loop.StopError || !slices.Contains(rec.types(), loop.EventError) {
+				t.Errorf("stop %q events %v", res.Stop, rec.types())
+			}
+			if echo.calls() > 1 {
+				t.Errorf("the half-streamed call ran")
+			}
+			echo.seen = nil
+		})
+	}
+}
+
+func TestLoopbackCancelMidStream(t *testing.T) {
+	echo := textTool("echo", "ok")
+	tools := offer(echo)
+	s := newSSEServer(t,
+		callsReply([3]string{"c1", "echo", `{}`}),
+		reply{events: []string{ccText("Starting to")}, hold: true},
+	)
+	a := ccAdapter(s, llm.KindOpenAI, tools, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec := &recorder{}
+	sink := loop.SinkFunc(func(e loop.Event) {
+		rec.Emit(e)
+		if e.Type == loop.EventText && strings.Contains(e.Text, "Starting") {
+			cancel()
+		}
+	})
+	res, err := loop.New(loop.Options{}).Run(ctx, a, loop.RunContext{Tools: tools, Chat: &fakeChat{}}, sink)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want cancellation", err)
+	}
+	if res.Stop != loop.StopCancelled || rec.last().Type != loop.EventDone {
+		t.Errorf("stop %q, last event %q", res.Stop, rec.last().Type)
+	}
+	body, err := a.BuildBody(llm.RoundOptions{IncludeTools: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHistoryPaired(t, parseBody(t, body))
+}
+
+func TestLoopbackCancelMidTool(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	waiter := newTool("wait", policy.NoOutbound, func(ctx context.Context, _ json.RawMessage, _ tool.ExecContext) (tool.Result, error) {
+		cancel()
+		<-ctx.Done()
+		return tool.Result{}, ctx.Err()
+	})
+	tools := offer(waiter)
+	s := newSSEServer(t, callsReply([3]string{"c1", "wait", `{}`}, [3]string{"c2", "wait", `{}`}))
+	a := ccAdapter(s, llm.KindHuggingFace, tools, nil)
+	_, err, _ := runLoop(t, ctx, a, loop.RunContext{Tools: tools})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v", err)
+	}
+	body, err := a.BuildBody(llm.RoundOptions{IncludeTools: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := parseBody(t, body)
+	checkHistoryPaired(t, b)
+	var n int
+	for _, m := range b.Messages {
+		if m.Role == "tool" && m.Content == loop.CancelledCallText {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d cancellation results, want 2", n)
+	}
+}
+
+func TestLoopbackCallsLimit(t *testing.T) {
+	echo := textTool("echo", "ok")
+	tools := offer(echo)
+	var replies []reply
+	for i := range 16 {
+		replies = append(replies, callsReply([3]string{fmt.Sprint("c", i), "echo", `{}`}))
+	}
+	replies[15] = answerReply("Done.")
+	s := newSSEServer(t, replies...)
+	a := ccAdapter(s, llm.KindOpenAI, tools, nil)
+	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if echo.calls() != loop.MaxToolCalls || res.Stop != loop.StopLimit {
+		t.Errorf("calls %d stop %q", echo.calls(), res.Stop)
+	}
+	reqs := s.requests()
+	last := parseBody(t, reqs[len(reqs)-1])
+	if len(last.Tools) != 0 || last.ParallelToolCalls != nil {
+		t.Errorf("the final request offers tools: %d, parallel %v", len(last.Tools), last.ParallelToolCalls)
+	}
+	if !strings.Contains(string(reqs[len(reqs)-1]), "limit of 15 tool calls") {
+		t.Errorf("the final request lacks the limit instruction")
+	}
+	checkHistoryPaired(t, last)
+	first := parseBody(t, reqs[0])
+	if first.ParallelToolCalls == nil || *first.ParallelToolCalls {
+		t.Errorf("OpenAI requests with tools must send parallel_tool_calls false")
+	}
+}
+
+// BenchmarkLoop10Rounds measures the loop's own CPU per conversation of ten
+// rounds (nine with one tool call each, then the answer) against a loopback
+// Chat Completions server, the adapter's streaming and HTTP included.
+func BenchmarkLoop10Rounds(b *testing.B) {
+	echo := textTool("echo", `{"temperature":21,"unit":"C"}`)
+	tools := offer(echo)
+	var payloads [][]byte
+	for i := range 9 {
+		var sb strings.Builder
+		for _, e := range []string{ccText("Checking. "), ccCall(0, fmt.Sprint("call_", i), "echo", `{"city":"Bern"}`), ccFinish("tool_calls"), ccUsage(100, 10), ccDone} {
+			fmt.Fprintf(&sb, "data: %s\n\n", e)
+		}
+		payloads = append(payloads, []byte(sb.String()))
+	}
+	var sb strings.Builder
+	for range 20 {
+		fmt.Fprintf(&sb, "data: %s\n\n", ccText("word "))
+	}
+	for _, e := range []string{ccFinish("stop"), ccUsage(100, 20), ccDone} {
+		fmt.Fprintf(&sb, "data: %s\n\n", e)
+	}
+	payloads = append(payloads, []byte(sb.String()))
+
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		p := payloads[n%len(payloads)]
+		n++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(p)
+	}))
+	defer srv.Close()
+	s := &sseServer{t: b, srv: srv}
+	l := loop.New(loop.Options{})
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		mu.Lock()
+		n = 0
+		mu.Unlock()
+		a := ccAdapter(s, llm.KindOpenAI, tools, &llm.Transport{Client: srv.Client()})
+		res, err := l.Run(ctx, a, loop.RunContext{Tools: tools, Chat: &fakeChat{}}, nil)
+		if err != nil || res.Rounds != 10 {
+			b.Fatalf("run: %v after %d rounds", err, res.Rounds)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/10, "ns/round")
+}
