@@ -304,3 +304,20 @@ func TestPropertyBelowConfidenceNeverRunnable(t *testing.T) {
 		}
 	})
 }
+
+func TestNamesAndUnknownIDs(t *testing.T) {
+	if Reason(99).String() != "Reason(99)" || SemanticSearch.String() != "SEMANTIC_SEARCH" || EveryMessage.String() != "EVERY_MESSAGE" {
+		t.Fatal("names")
+	}
+	b := Block{ToolID: "wiki", Reason: NotConfigured, Detail: "not configured: the required setting url is missing"}
+	if b.String() != "wiki: NOT_CONFIGURED (not configured: the required setting url is missing)" {
+		t.Fatal(b.String())
+	}
+	r := mustNew(t, Options{}, []tool.Tool{newFake("web_search", nil)}, nil)
+	if r.Active("nope") || !r.Active("web_search") {
+		t.Fatal("Active")
+	}
+	if _, ok := r.MinimumConfidence("nope"); ok {
+		t.Fatal("MinimumConfidence of an unknown ID")
+	}
+}

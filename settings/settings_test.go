@@ -296,3 +296,30 @@ func TestOrgLockedBy(t *testing.T) {
 		t.Fatal("space is not locked")
 	}
 }
+
+func TestFieldString(t *testing.T) {
+	tests := []struct {
+		f    Field
+		want string
+	}{
+		{Field{Name: "url", Value: "https://x", Origin: OriginUser}, `url="https://x" [saved by the user]`},
+		{Field{Name: "url", Value: "https://org", Origin: OriginLocked, LockedBy: "Acme"}, `url="https://org" [locked by the organization by Acme]`},
+		{Field{Name: "token", Value: secretValue, Secret: true, Origin: OriginKeyring}, `token=(secret set) [keyring]`},
+		{Field{Name: "token", Secret: true}, `token=(secret not set) [not set]`},
+		{Field{Name: "token", Secret: true, Invalid: true, Origin: OriginLocked}, `token=(locked secret unusable) [locked by the organization]`},
+		{Field{Name: "space", Origin: OriginDefault}, `space="" [organization default]`},
+	}
+	for _, tt := range tests {
+		if got := tt.f.String(); got != tt.want {
+			t.Errorf("got %s, want %s", got, tt.want)
+		}
+	}
+	// A hand-built resolution still lists its values.
+	r := Resolved{ToolID: "wiki", Fields: []Field{{Name: "url", Value: "u"}, {Name: "space"}}}
+	if v := r.Values(); len(v) != 1 || v.Get("url") != "u" {
+		t.Fatalf("values %v", v)
+	}
+	if _, ok := r.Field("nope"); ok {
+		t.Fatal("Field(nope)")
+	}
+}
