@@ -16,6 +16,7 @@ import (
 
 	"github.com/stewardhq/steward/llm"
 	"github.com/stewardhq/steward/llm/chatcompletions"
+	"github.com/stewardhq/steward/llm/responses"
 	"github.com/stewardhq/steward/loop"
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/tool"
@@ -38,8 +39,10 @@ type reply struct {
 // sseServer is a loopback server that answers Chat Completions requests
 // from a script and keeps every request body.
 type sseServer struct {
-	t       testing.TB
-	srv     *httptest.Server
+	t   testing.TB
+	srv *httptest.Server
+	// path is the endpoint the adapter must post to.
+	path    string
 	mu      sync.Mutex
 	replies []reply
 	next    int
@@ -47,14 +50,14 @@ type sseServer struct {
 }
 
 func newSSEServer(t testing.TB, replies ...reply) *sseServer {
-	s := &sseServer{t: t, replies: replies}
+	s := &sseServer{t: t, replies: replies, path: "/v1/chat/completions"}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
 	return s
 }
 
 func (s *sseServer) serve(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/chat/completions" {
+	if r.URL.Path != s.path {
 		s.t.Errorf("request to %s", r.URL.Path)
 		http.NotFound(w, r)
 		return
@@ -465,4 +468,128 @@ func BenchmarkLoop10Rounds(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/10, "ns/round")
+}
+
+func TestLoopbackCallOutcomes(t *testing.T) {
+	locked := newTool("locked", policy.NoOutbound, func(context.Context, json.RawMessage, tool.ExecContext) (tool.Result, error) {
+		return tool.Result{}, tool.Blocked("This folder is excluded by the organization.")
+	})
+	flaky := newTool("flaky", policy.NoOutbound, func(context.Context, json.RawMessage, tool.ExecContext) (tool.Result, error) {
+		return tool.Result{}, errors.New("the index is locked")
+	})
+	echo := textTool("echo", "echoed")
+	tools := offer(locked, flaky, echo)
+	tests := []struct {
+		name string
+		call [3]string
+		// want is the content of the role "tool" message in the follow-up.
+		want   string
+		status loop.Status
+	}{
+		{"blocked call", [3]string{"c1", "locked", `{}`}, "This folder is excluded by the organization.", loop.StatusBlocked},
+		{"failing tool", [3]string{"c1", "flaky", `{}`}, "Tool execution failed: the index is locked", loop.StatusError},
+		{"arguments not an object", [3]string{"c1", "echo", `[1,2]`}, loop.InvalidCallText, loop.StatusError},
+		{"malformed function name", [3]string{"c1", "echo me!", `{}`}, loop.InvalidCallText, loop.StatusError},
+		{"unknown tool", [3]string{"c1", "nosuch", `{}`}, "Tool 'nosuch' is not available.", loop.StatusBlocked},
+		// Chat Completions lets Steward supply a missing ID; the call runs.
+		{"call without an ID", [3]string{"", "echo", `{}`}, "echoed", loop.StatusSuccess},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSSEServer(t, callsReply(tc.call), answerReply("Understood."))
+			a := ccAdapter(s, llm.KindOpenAI, tools, nil)
+			res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Text != "Understood." || len(res.Traces) != 1 || res.Traces[0].Status != tc.status {
+				t.Fatalf("text %q traces %+v", res.Text, res.Traces)
+			}
+			reqs := s.requests()
+			follow := parseBody(t, reqs[len(reqs)-1])
+			checkHistoryPaired(t, follow)
+			var got []string
+			for _, m := range follow.Messages {
+				if m.Role == "tool" {
+					got = append(got, fmt.Sprint(m.Content))
+				}
+			}
+			if !slices.Equal(got, []string{tc.want}) {
+				t.Errorf("tool results %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoopbackCharsLimit(t *testing.T) {
+	big := newTool("big", policy.NoOutbound, func(context.Context, json.RawMessage, tool.ExecContext) (tool.Result, error) {
+		return tool.Result{Text: strings.Repeat("z", 120_000)}, nil
+	})
+	tools := offer(big)
+	s := newSSEServer(t,
+		callsReply([3]string{"c1", "big", `{}`}, [3]string{"c2", "big", `{}`}),
+		callsReply([3]string{"c3", "big", `{}`}, [3]string{"c4", "big", `{}`}),
+		answerReply("Summary."),
+	)
+	a := ccAdapter(s, llm.KindHuggingFace, tools, nil)
+	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if big.calls() != 3 || res.Calls != 3 || res.Stop != loop.StopLimit || res.Text != "Summary." {
+		t.Errorf("ran %d, counted %d, stop %q, text %q", big.calls(), res.Calls, res.Stop, res.Text)
+	}
+	reqs := s.requests()
+	last := parseBody(t, reqs[2])
+	checkHistoryPaired(t, last)
+	if len(last.Tools) != 0 {
+		t.Errorf("the final request offers tools")
+	}
+	if !strings.Contains(string(reqs[2]), "limit of 300000 characters") {
+		t.Errorf("the final request lacks the characters instruction")
+	}
+	var limited int
+	for _, m := range last.Messages {
+		if m.Role == "tool" && m.Content == loop.CharsLimitInstruction {
+			limited++
+		}
+	}
+	if limited != 1 {
+		t.Errorf("%d calls answered with the instruction, want 1 (c4)", limited)
+	}
+}
+
+func TestLoopbackResponsesCallWithoutID(t *testing.T) {
+	echo := textTool("echo", "ok")
+	tools := offer(echo)
+	completed := `{"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[` +
+		`{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Let me check.","annotations":[]}]},` +
+		`{"type":"function_call","id":"fc_1","name":"echo","arguments":"{}","status":"completed"}` +
+		`],"usage":{"input_tokens":12,"output_tokens":4}}}`
+	s := newSSEServer(t, reply{events: []string{
+		`{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"Let me check."}`,
+		completed,
+	}})
+	s.path = "/v1/responses"
+	p := llm.KindOpenAI.Provider("gpt-4o", s.srv.URL+"/v1/", "test-key")
+	p, err := llm.WithAPI(p, llm.Responses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := llm.Request{Model: "gpt-4o", Messages: []llm.Message{{Role: llm.RoleUser, Text: "Hi"}},
+		Tools: []llm.ToolSpec{{Name: "echo", Parameters: json.RawMessage(`{"type":"object"}`)}}}
+	a := responses.New(p, req, &llm.Transport{Client: s.srv.Client()})
+	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "Let me check."+loop.InvalidCallText || res.Stop != loop.StopInvalidCall {
+		t.Errorf("text %q stop %q", res.Text, res.Stop)
+	}
+	if echo.calls() != 0 || len(s.requests()) != 1 {
+		t.Errorf("the call ran or another request was sent")
+	}
+	if res.Usage.InputTokens != 12 {
+		t.Errorf("usage %+v", res.Usage)
+	}
 }
