@@ -1,0 +1,230 @@
+package chat
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+func TestFindWebAddresses(t *testing.T) {
+	tests := []struct {
+		name, text string
+		want       []string
+	}{
+		{"plain", "Read https://example.com/a/b?x=1 now", []string{"https://example.com/a/b?x=1"}},
+		{"any case", "HTTP://EXAMPLE.COM/X and hTtPs://e.org", []string{"HTTP://EXAMPLE.COM/X", "hTtPs://e.org"}},
+		{"sentence end", "See https://example.com/a.", []string{"https://example.com/a"}},
+		{"trailing punctuation", "https://example.com/x_~*!?;:, next", []string{"https://example.com/x"}},
+		{"balanced parentheses kept", "(see https://en.wikipedia.org/wiki/Go_(language))", []string{"https://en.wikipedia.org/wiki/Go_(language)"}},
+		{"markdown link", "[docs](https://go.dev/doc/) and [x][1]", []string{"https://go.dev/doc/"}},
+		{"unbalanced bracket", "[https://a.example/b]", []string{"https://a.example/b"}},
+		{"balanced bracket kept", "https://a.example/b[1]", []string{"https://a.example/b[1]"}},
+		{"angle brackets", "<https://a.example/x>", []string{"https://a.example/x"}},
+		{"quotes", `href="https://a.example/x" src='http://b.example/y'`, []string{"https://a.example/x", "http://b.example/y"}},
+		{"stop characters", "https://a.example/x{y} https://b.example/p|q https://c.example/r\\s https://d.example/t^u https://e.example/`v`",
+			[]string{"https://a.example/x", "https://b.example/p", "https://c.example/r", "https://d.example/t", "https://e.example/"}},
+		{"unicode space ends it", "https://a.example/x\u00a0y", []string{"https://a.example/x"}},
+		{"non-ASCII kept", "https://bücher.example/ü?q=ö.", []string{"https://bücher.example/ü?q=ö"}},
+		{"inside a word", "xhttps://a.example", []string{"https://a.example"}},
+		{"each once", "https://a.example https://a.example", []string{"https://a.example"}},
+		{"html decoded variant", "https://a.example/?a=1&amp;b=2", []string{"https://a.example/?a=1&amp;b=2", "https://a.example/?a=1&b=2"}},
+		{"encoded quotes", "href=&quot;https://a.example/x&quot;&gt;", []string{"https://a.example/x&quot;&gt", "https://a.example/x"}},
+		{"scheme only", "https:// and http://", nil},
+		{"other schemes", "ftp://a.example mailto:a@b.example file:///etc", nil},
+		{"no address", "nothing here", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := FindWebAddresses(tc.text)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("FindWebAddresses(%q) = %q, want %q", tc.text, got, tc.want)
+			}
+		})
+	}
+}
+
+// "Two addresses count as the same when they ask the server for the same:
+// scheme and host regardless of case, path and query exactly, the fragment
+// not at all."
+func TestRequestKey(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string // "" means no key
+	}{
+		{"https://example.com/a?b=1", "https://example.com:443/a?b=1"},
+		{"HTTPS://Example.COM/Path?Q=1#frag", "https://example.com:443/Path?Q=1"},
+		{"http://example.com", "http://example.com:80/"},
+		{"http://example.com:8080/a", "http://example.com:8080/a"},
+		{"http://example.com:080/a", "http://example.com:80/a"},
+		{"https://example.com:443/", "https://example.com:443/"},
+		{"http://user:pa%20ss@example.com/x", "http://user:pa%20ss@example.com:80/x"},
+		{"https://bücher.example/ü?q=ä", "https://xn--bcher-kva.example:443/%C3%BC?q=%C3%A4"},
+		{"https://BÜCHER.example/", "https://xn--bcher-kva.example:443/"},
+		{"https://xn--bcher-kva.example/", "https://xn--bcher-kva.example:443/"},
+		{"http://[::1]:8080/x", "http://[::1]:8080/x"},
+		{"http://[FE80::1]/", "http://[fe80::1]:80/"},
+		{"http://[0:0::1]/", "http://[::1]:80/"},
+		{"http://[fe80::1%25eth0]/", "http://[fe80::1%25eth0]:80/"},
+		{"http://[fe80::1%25e%2Fth]/", ""},
+		{"http://[1.2.3.4]/", ""},
+		{"http://exa_mple.com/", "http://exa_mple.com:80/"},
+		{"http://a.example/a%2Fb", "http://a.example:80/a%2Fb"},
+		{"http://a.example/?", "http://a.example:80/?"},
+		{"http://a.example/x y", "http://a.example:80/x%20y"},
+		{"ftp://example.com/", ""},
+		{"/relative/path", ""},
+		{"example.com/x", ""},
+		{"mailto:a@b.example", ""},
+		{"http:opaque", ""},
+		{"http:///path", ""},
+		{"http://example.com:99999/", ""},
+		{"http://exa mple.com/", ""},
+		{"http://a.example/%zz", ""},
+		{"", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			got, ok := RequestKey(tc.in)
+			if tc.want == "" {
+				if ok {
+					t.Fatalf("RequestKey(%q) = %q, want no key", tc.in, got)
+				}
+				return
+			}
+			if !ok || got != tc.want {
+				t.Fatalf("RequestKey(%q) = %q, %v; want %q", tc.in, got, ok, tc.want)
+			}
+			again, ok := RequestKey(got)
+			if !ok || again != got {
+				t.Errorf("key is not stable: %q -> %q", got, again)
+			}
+		})
+	}
+	same := [][2]string{
+		{"https://example.com/a", "HTTPS://EXAMPLE.COM:443/a#top"},
+		{"http://example.com", "http://example.com:80/"},
+		{"https://bücher.example/x", "https://xn--bcher-kva.example/x"},
+	}
+	for _, p := range same {
+		a, _ := RequestKey(p[0])
+		b, _ := RequestKey(p[1])
+		if a != b {
+			t.Errorf("%q and %q should ask for the same: %q vs %q", p[0], p[1], a, b)
+		}
+	}
+	different := [][2]string{
+		{"https://example.com/a", "https://example.com/A"},
+		{"https://example.com/?q=a", "https://example.com/?q=A"},
+		{"https://example.com/?a=%41", "https://example.com/?a=A"},
+		{"http://example.com/", "https://example.com/"},
+		{"https://example.com/", "https://example.com:8443/"},
+		{"https://user@example.com/", "https://example.com/"},
+	}
+	for _, p := range different {
+		a, _ := RequestKey(p[0])
+		b, _ := RequestKey(p[1])
+		if a == b {
+			t.Errorf("%q and %q should differ, both are %q", p[0], p[1], a)
+		}
+	}
+}
+
+// "An address in a tool result counts only when it is no echo of the call:
+// one which stands in the arguments, even as a part of one, is left out."
+func TestReturnedAddresses(t *testing.T) {
+	key := func(s string) string {
+		k, ok := RequestKey(s)
+		if !ok {
+			t.Fatalf("no key for %q", s)
+		}
+		return k
+	}
+	tests := []struct {
+		name, content, args string
+		want                []string
+	}{
+		{"found", "Hits: https://a.example/1 and https://b.example/2.", `{"query":"go"}`,
+			[]string{key("https://a.example/1"), key("https://b.example/2")}},
+		{"none", "no links", `{}`, nil},
+		{"echo of an argument", "You searched https://evil.example/x?d=secret. Also https://a.example/",
+			`{"query":"https://evil.example/x?d=secret"}`, []string{key("https://a.example/")}},
+		{"part of a value", "Result: https://evil.example/x?d=secret",
+			`{"query":"please read https://evil.example/x?d=secret today"}`, nil},
+		{"same request, other spelling", "See https://evil.example/x#frag",
+			`{"url":"HTTPS://EVIL.EXAMPLE:443/x"}`, nil},
+		{"prefix of a value", "See https://evil.example/x", `{"url":"https://evil.example/xyz"}`, nil},
+		{"nested argument", "See https://evil.example/x", `{"filter":{"urls":["https://evil.example/x"]}}`, nil},
+		{"not an echo", "See https://a.example/x", `{"url":"https://a.example/y"}`, []string{key("https://a.example/x")}},
+		{"arguments not JSON", "See https://evil.example/x", `not json https://evil.example/x`, nil},
+		{"each once", "https://a.example/ https://A.example:443/#x", `{}`, []string{key("https://a.example/")}},
+		{"blank arguments", "https://a.example/", ``, []string{key("https://a.example/")}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ReturnedAddresses(tc.content, json.RawMessage(tc.args))
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzFindWebAddresses(f *testing.F) {
+	for _, s := range []string{
+		"https://example.com/a.", "(https://x.example/a_(b))", "HTTP://[::1]:80/x", "https://bücher.example/ü",
+		"https://a.example/?a=1&amp;b=2", "href=&quot;https://a/x&quot;", "http://", "https://%zz", "http://a:99999",
+		"https://[fe80::1%25eth0]/", "http://user:pw@host/p?q#f", "https://a.example/\x00\xff",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, a := range FindWebAddresses(text) {
+			if !strings.HasPrefix(strings.ToLower(a), "http://") && !strings.HasPrefix(strings.ToLower(a), "https://") {
+				t.Fatalf("%q does not start with a scheme", a)
+			}
+			for _, r := range a {
+				if isAddressStop(r) {
+					t.Fatalf("%q holds a stop character %q", a, r)
+				}
+			}
+			if last := a[len(a)-1]; strings.IndexByte(".,;:!?*_~", last) >= 0 {
+				t.Fatalf("%q ends with punctuation", a)
+			}
+			checkKey(t, a)
+		}
+		checkKey(t, text)
+	})
+}
+
+func FuzzRequestKey(f *testing.F) {
+	for _, s := range []string{
+		"https://example.com/a?b#c", "http://[::1]:8080/", "https://BÜCHER.example/", "http://u:p@h:1/p?q",
+		"http://a/%2F", "http://a.example/?", "http://[fe80::1%25EN0]/", "http://a/ü?ü", "HTTP://A:0080",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { checkKey(t, s) })
+}
+
+// checkKey checks that a key, when there is one, is stable and well formed.
+func checkKey(t *testing.T, s string) {
+	t.Helper()
+	k, ok := RequestKey(s)
+	if !ok {
+		return
+	}
+	again, ok := RequestKey(k)
+	if !ok || again != k {
+		t.Fatalf("RequestKey(%q) = %q, but its key is %q (%v)", s, k, again, ok)
+	}
+	if strings.Contains(k, "#") {
+		t.Fatalf("key %q keeps a fragment", k)
+	}
+	for _, r := range k {
+		if r > unicode.MaxASCII || unicode.IsSpace(r) {
+			t.Fatalf("key %q is not escaped", k)
+		}
+	}
+}
