@@ -12,7 +12,6 @@ import (
 	"time"
 
 	_ "github.com/ncruces/go-sqlite3/driver" // registers the "sqlite3" driver
-	_ "github.com/ncruces/go-sqlite3/embed"  // the SQLite build
 
 	"github.com/stewardhq/steward/policy"
 )
