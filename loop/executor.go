@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 
+	"github.com/stewardhq/steward/chat"
 	"github.com/stewardhq/steward/llm"
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/tool"
@@ -26,6 +27,8 @@ type Chat interface {
 	// the session's ledger of addresses given to the model.
 	AddToolAddresses(keys ...string)
 }
+
+var _ Chat = (*chat.Thread)(nil)
 
 // MailboxLookup returns the current display name of a mailbox, and false when
 // the mailbox has been removed.
@@ -54,8 +57,7 @@ type RunContext struct {
 	// requirement; nil uses the name stored with the requirement.
 	Mailboxes MailboxLookup
 	// ReturnedAddresses finds the web addresses a result gives the model;
-	// required when any tool may return addresses (use
-	// chat.ReturnedAddresses). nil adds none to the ledger.
+	// nil means chat.ReturnedAddresses.
 	ReturnedAddresses AddressFinder
 	// Logger receives diagnostics; nil discards them. Argument values and
 	// tool results are never logged.
@@ -172,12 +174,13 @@ func Execute(ctx context.Context, call llm.Call, order int, rc RunContext) (Outc
 	rc.Chat.RequireConfidence(res.RequiredConfidence)
 	rc.Chat.RequireDataSecurity(res.RequiredDataSecurity)
 	rc.Chat.RequireOutbound(res.RequiredOutbound)
-	var addrs []string
-	if rc.ReturnedAddresses != nil {
-		addrs = rc.ReturnedAddresses(content, call.Arguments)
-		if len(addrs) > 0 {
-			rc.Chat.AddToolAddresses(addrs...)
-		}
+	find := rc.ReturnedAddresses
+	if find == nil {
+		find = chat.ReturnedAddresses
+	}
+	addrs := find(content, call.Arguments)
+	if len(addrs) > 0 {
+		rc.Chat.AddToolAddresses(addrs...)
 	}
 	tr.Status, tr.Result = StatusSuccess, content
 	return Outcome{Content: content, Trace: tr, Sources: res.Sources, ReturnedAddresses: addrs}, nil

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"slices"
+
+	"github.com/stewardhq/steward/chat"
 )
 
 // Status is how a tool call ended.
@@ -97,4 +99,45 @@ func MaskArguments(args json.RawMessage, sensitive []string) []Argument {
 		return nil
 	}
 	return out
+}
+
+// Stored returns the trace as a chat message keeps it: without the result,
+// the masked arguments written as one JSON object of strings in the model's
+// order ("" when they were not a JSON object).
+func (t Trace) Stored() chat.Trace {
+	return chat.Trace{
+		Order:         t.Order,
+		ToolID:        t.ToolID,
+		ToolName:      t.Name,
+		CallID:        t.CallID,
+		Status:        string(t.Status),
+		Executed:      t.Executed,
+		StatusMessage: t.StatusMessage,
+		Arguments:     argumentsJSON(t.Arguments),
+	}
+}
+
+func argumentsJSON(args []Argument) string {
+	if args == nil {
+		return ""
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeJSONString(&b, a.Name)
+		b.WriteByte(':')
+		writeJSONString(&b, a.Value)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func writeJSONString(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)       // a string always encodes
+	b.Truncate(b.Len() - 1) // the encoder's newline
 }
