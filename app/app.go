@@ -1,0 +1,215 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/stewardhq/steward/config"
+	"github.com/stewardhq/steward/policy"
+	"github.com/stewardhq/steward/registry"
+	"github.com/stewardhq/steward/settings"
+	"github.com/stewardhq/steward/store"
+	"github.com/stewardhq/steward/tool"
+)
+
+// Options say where Steward finds its configuration and data.
+type Options struct {
+	// ConfigDir overrides the configuration directory.
+	ConfigDir string
+	// DataDir overrides the data directory (chat store, mail index).
+	DataDir string
+	// Getenv reads the environment; nil means os.Getenv.
+	Getenv func(string) string
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+	// HTTPClient talks to providers; nil uses a default client.
+	HTTPClient *http.Client
+}
+
+// App is Steward, wired.
+type App struct {
+	ConfigDir string
+	DataDir   string
+	Org       *config.Effective
+	User      *config.UserSettings
+	Secrets   config.SecretStore
+	Policy    settings.Policy
+	Resolver  *settings.Resolver
+	Registry  *registry.Registry
+	// RegistryProblems are definitions the registry refused.
+	RegistryProblems []error
+	Tools            []tool.Tool
+	Logger           *slog.Logger
+	HTTPClient       *http.Client
+
+	getenv  func(string) string
+	defs    map[string]tool.Definition
+	webOnce webParts
+}
+
+// Open reads the configuration and builds everything a run needs. A plugin
+// that fails is reported in a.Org.Problems and does not stop Steward.
+func Open(ctx context.Context, opts Options) (*App, error) {
+	a := &App{getenv: opts.Getenv, Logger: opts.Logger, HTTPClient: opts.HTTPClient}
+	if a.getenv == nil {
+		a.getenv = os.Getenv
+	}
+	if a.Logger == nil {
+		a.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if a.HTTPClient == nil {
+		a.HTTPClient = &http.Client{}
+	}
+	var err error
+	a.ConfigDir = opts.ConfigDir
+	if a.ConfigDir == "" {
+		if a.ConfigDir, err = config.Dir(a.getenv); err != nil {
+			return nil, err
+		}
+	}
+	a.DataDir = opts.DataDir
+	if a.DataDir == "" {
+		a.DataDir = a.getenv("STEWARD_DATA_DIR")
+	}
+	if a.DataDir == "" {
+		p, err := store.DefaultPath()
+		if err != nil {
+			return nil, err
+		}
+		a.DataDir = filepath.Dir(p)
+	}
+	a.Tools, err = a.buildTools()
+	if err != nil {
+		return nil, err
+	}
+	a.defs = map[string]tool.Definition{}
+	for _, t := range a.Tools {
+		d := t.Definition()
+		a.defs[d.ID] = d
+	}
+	a.Org, err = config.Load(ctx, a.ConfigDir, config.Options{Getenv: a.getenv, KnownToolField: a.knownToolField})
+	if err != nil {
+		return nil, err
+	}
+	a.User, err = config.LoadUserSettings(config.UserSettingsPath(a.ConfigDir))
+	if err != nil {
+		return nil, err
+	}
+	a.Secrets = config.OpenSecretStore(a.ConfigDir)
+	a.Policy = a.buildPolicy()
+	a.Resolver = a.buildResolver()
+	a.Registry, a.RegistryProblems = registry.New(registry.Options{
+		Policy:        a.Policy,
+		Settings:      a.Resolver,
+		OptionSources: optionSources(),
+		Logger:        a.Logger,
+	}, a.Tools, a.collections())
+	return a, nil
+}
+
+func (a *App) knownToolField(toolID, field string) bool {
+	d, ok := a.defs[toolID]
+	if !ok {
+		return false
+	}
+	_, ok = d.Settings.Field(field)
+	return ok
+}
+
+// Definition returns a tool's definition by ID.
+func (a *App) Definition(id string) (tool.Definition, bool) {
+	d, ok := a.defs[id]
+	return d, ok
+}
+
+func (a *App) buildPolicy() settings.Policy {
+	p := settings.Policy{}
+	if on, managed := a.Org.ToolsEnabled(); managed && !on {
+		p.ToolsOff = true
+	}
+	p.DisabledIDs = append(p.DisabledIDs, a.Org.StringList("DataTools.DisabledToolIds")...)
+	p.DisabledIDs = append(p.DisabledIDs, a.User.DisabledTools...)
+	p.Previews = append(p.Previews, a.Org.StringList("DataApp.EnabledPreviewFeatures")...)
+	p.Previews = append(p.Previews, a.User.EnabledPreviewFeatures...)
+	p.Confidence.Locked = map[string]settings.LockedValue{}
+	p.Confidence.User = map[string]policy.Confidence{}
+	if levels, m, ok := a.Org.MinimumConfidenceByID(); ok {
+		for id, lv := range levels {
+			_, err := policy.ParseConfidence(lv)
+			// An editable default counts like a user's own level: the user
+			// may raise it further, never below the organization's locked one.
+			if m.Locked {
+				p.Confidence.Locked[id] = settings.LockedValue{Value: lv, Plugin: m.Plugin, Invalid: err != nil}
+			} else if c, err := policy.ParseConfidence(lv); err == nil {
+				p.Confidence.User[id] = c
+			}
+		}
+	}
+	for id, lv := range a.User.MinimumConfidence {
+		if c, err := policy.ParseConfidence(lv); err == nil {
+			p.Confidence.User[id] = policy.Max(p.Confidence.User[id], c)
+		}
+	}
+	return p
+}
+
+func (a *App) buildResolver() *settings.Resolver {
+	org := settings.Org{Locked: map[string]settings.LockedValue{}, Defaults: map[string]string{}}
+	secret := a.getenv(config.EncryptionSecretEnv)
+	for key, m := range a.Org.Settings {
+		toolID, field, ok := strings.Cut(key, ".")
+		if !ok {
+			continue
+		}
+		d, known := a.defs[toolID]
+		if !known {
+			continue
+		}
+		f, known := d.Settings.Field(field)
+		if !known {
+			continue
+		}
+		v := fmt.Sprint(m.Value)
+		if f.Secret {
+			// A locked secret must come encrypted; anything else leaves the
+			// field empty, and the user's own secret is not read.
+			if !m.Locked {
+				continue
+			}
+			plain, err := config.Decrypt(v, secret)
+			org.Locked[key] = settings.LockedValue{Value: plain, Plugin: m.Plugin, Invalid: err != nil}
+			continue
+		}
+		if m.Locked {
+			org.Locked[key] = settings.LockedValue{Value: v, Plugin: m.Plugin}
+		} else {
+			org.Defaults[key] = v
+		}
+	}
+	return &settings.Resolver{Org: org, User: settings.User(a.User.Tools), Secrets: secretAdapter{a.Secrets}}
+}
+
+type secretAdapter struct{ s config.SecretStore }
+
+func (s secretAdapter) ToolSecret(_ context.Context, toolID, field string) (string, bool, error) {
+	return s.s.Get("tool::"+toolID, field)
+}
+
+// StorePath is the chat database.
+func (a *App) StorePath() string { return filepath.Join(a.DataDir, "steward.db") }
+
+// OpenStore opens the chat database.
+func (a *App) OpenStore(ctx context.Context) (*store.Store, error) {
+	return store.Open(ctx, a.StorePath())
+}
+
+// SaveUserSettings writes the user's settings file atomically.
+func (a *App) SaveUserSettings() error {
+	return a.User.Save(config.UserSettingsPath(a.ConfigDir))
+}

@@ -1,0 +1,280 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/stewardhq/steward/config"
+	"github.com/stewardhq/steward/llm"
+	"github.com/stewardhq/steward/llm/anthropic"
+	"github.com/stewardhq/steward/llm/chatcompletions"
+	"github.com/stewardhq/steward/llm/responses"
+	"github.com/stewardhq/steward/policy"
+)
+
+// defaultModels are used when neither a flag, STEWARD_MODEL nor the
+// configuration names a model.
+var defaultModels = map[llm.Kind]string{
+	llm.KindOpenAI:      "gpt-4o-mini",
+	llm.KindAnthropic:   "claude-sonnet-4-5",
+	llm.KindGroq:        "llama-3.3-70b-versatile",
+	llm.KindOpenRouter:  "openai/gpt-4o-mini",
+	llm.KindHuggingFace: "moonshotai/Kimi-K2-Instruct",
+	llm.KindMistral:     "mistral-small-latest",
+	llm.KindDeepSeek:    "deepseek-chat",
+	llm.KindXAI:         "grok-4-fast",
+	llm.KindGoogle:      "gemini-2.5-flash",
+	llm.KindTogether:    "meta-llama/Llama-3.3-70B-Instruct-Turbo",
+	llm.KindFireworks:   "accounts/fireworks/models/llama-v3p3-70b-instruct",
+	llm.KindPerplexity:  "sonar",
+	llm.KindAlibaba:     "qwen-plus",
+	llm.KindOllama:      "llama3.1",
+	llm.KindLMStudio:    "local-model",
+	llm.KindLlamaCpp:    "local-model",
+	llm.KindVLLM:        "local-model",
+}
+
+// ProviderFlags are what a user may say on the command line.
+type ProviderFlags struct {
+	// Provider is a provider kind ("openai", "ollama") or the ID of a
+	// configured provider.
+	Provider string
+	Model    string
+	BaseURL  string
+	// API forces "chat_completions" or "responses" for OpenAI.
+	API string
+}
+
+// ResolvedProvider is the provider a request goes to, with what policy
+// knows of it.
+type ResolvedProvider struct {
+	llm.Provider
+	// Title names it for people, e.g. "OpenAI (gpt-4o-mini)".
+	Title string
+	// SchemeName is the provider name the confidence schemes use.
+	SchemeName string
+	Confidence policy.Confidence
+	// Trusted is true when the organization lists the provider as trusted
+	// for data-source security.
+	Trusted bool
+	// Extra are additional API parameters from the organization's
+	// configuration; the adapters never let them override their own.
+	Extra map[string]any
+	// From says where Steward found it: "flag", "settings", "organization",
+	// "environment" or "local".
+	From string
+}
+
+// ErrNoProvider is returned when no provider can be found; its message is
+// the one line telling the user what to set.
+var ErrNoProvider = errors.New("no model provider found: set OPENAI_API_KEY or ANTHROPIC_API_KEY (or another provider's key, see `steward providers`), start Ollama on 127.0.0.1:11434, or pass --provider and --base-url")
+
+// ResolveProvider finds the provider: flags first, then the user's default,
+// then the organization's providers, then API keys in the environment, then
+// a local Ollama answering on its default address.
+func (a *App) ResolveProvider(ctx context.Context, f ProviderFlags) (*ResolvedProvider, error) {
+	model := firstNonEmpty(f.Model, a.getenv("STEWARD_MODEL"))
+	var rp *ResolvedProvider
+	var err error
+	switch {
+	case f.Provider != "":
+		rp, err = a.providerByName(f.Provider, model, f.BaseURL)
+		if err != nil {
+			return nil, err
+		}
+		rp.From = "flag"
+	case f.BaseURL != "":
+		// A base URL alone means an OpenAI-compatible server the user runs.
+		k := llm.KindVLLM
+		if p, ok := llm.FromEnvironment(a.getenv); ok {
+			k = llm.Kind(p.Kind)
+		}
+		rp = a.fromKind(k, model, f.BaseURL, a.keyFromEnv(k))
+		rp.From = "flag"
+	case a.User.DefaultProvider != "":
+		rp, err = a.providerByName(a.User.DefaultProvider, model, "")
+		if err != nil {
+			return nil, fmt.Errorf("the default provider in %s: %w", config.UserSettingsPath(a.ConfigDir), err)
+		}
+		rp.From = "settings"
+	case len(a.Org.Providers) > 0:
+		rp, err = a.orgProvider(a.Org.Providers[0], model)
+		if err != nil {
+			return nil, err
+		}
+		rp.From = "organization"
+	default:
+		if p, ok := llm.FromEnvironment(a.getenv); ok {
+			rp = a.fromKind(llm.Kind(p.Kind), model, "", p.APIKey)
+			rp.From = "environment"
+		} else if a.ollamaAnswers(ctx) {
+			rp = a.fromKind(llm.KindOllama, model, "", "")
+			rp.From = "local"
+		} else {
+			return nil, ErrNoProvider
+		}
+	}
+	if f.API != "" {
+		api, ok := llm.ParseAPI(f.API)
+		if !ok {
+			return nil, fmt.Errorf("--api %q is not known: use chat_completions or responses", f.API)
+		}
+		p, err := llm.WithAPI(rp.Provider, api)
+		if err != nil {
+			return nil, err
+		}
+		rp.Provider = p
+	}
+	rp.Confidence = a.Org.Scheme().ProviderConfidence(rp.SchemeName)
+	for _, id := range a.Org.StringList("DataSourceSecuritySettings.TrustedProviderIds") {
+		if strings.EqualFold(id, rp.ID) {
+			rp.Trusted = true
+		}
+	}
+	if rp.SchemeName == policy.ProviderSelfHosted {
+		rp.Trusted = true
+	}
+	return rp, nil
+}
+
+func (a *App) providerByName(name, model, baseURL string) (*ResolvedProvider, error) {
+	for _, op := range a.Org.Providers {
+		if strings.EqualFold(op.ID, name) || strings.EqualFold(op.InstanceName, name) {
+			return a.orgProvider(op, model)
+		}
+	}
+	for _, up := range a.User.Providers {
+		if strings.EqualFold(up.ID, name) {
+			k, ok := llm.LookupKind(up.Kind)
+			if !ok {
+				return nil, fmt.Errorf("provider %q has kind %q, which Steward does not know: use one of %s", up.ID, up.Kind, kindList())
+			}
+			key, _, _ := a.Secrets.Get("provider::"+up.ID, "api_key")
+			if key == "" {
+				key = a.keyFromEnv(k)
+			}
+			rp := a.fromKind(k, firstNonEmpty(model, up.Model), firstNonEmpty(baseURL, up.BaseURL), key)
+			rp.ID = up.ID
+			return rp, nil
+		}
+	}
+	k, ok := llm.LookupKind(name)
+	if !ok {
+		return nil, fmt.Errorf("--provider %q is neither a provider kind nor a configured provider: use one of %s", name, kindList())
+	}
+	return a.fromKind(k, model, baseURL, a.keyFromEnv(k)), nil
+}
+
+func (a *App) orgProvider(op config.ProviderConfig, model string) (*ResolvedProvider, error) {
+	k, ok := llm.LookupKind(op.UsedLLMProvider)
+	if ok && k == llm.KindOpenAI && !strings.EqualFold(op.Host, "NONE") && op.Host != "" {
+		ok = false
+	}
+	if strings.EqualFold(op.UsedLLMProvider, "SELF_HOSTED") {
+		switch strings.ToUpper(op.Host) {
+		case "OLLAMA":
+			k, ok = llm.KindOllama, true
+		case "LM_STUDIO":
+			k, ok = llm.KindLMStudio, true
+		case "LLAMA_CPP":
+			k, ok = llm.KindLlamaCpp, true
+		default:
+			k, ok = llm.KindVLLM, true
+		}
+	}
+	if !ok {
+		return nil, fmt.Errorf("the organization's provider %q uses %q, which Steward does not know", op.InstanceName, op.UsedLLMProvider)
+	}
+	base := op.Hostname
+	if base != "" && (k == llm.KindOllama || k == llm.KindLMStudio || k == llm.KindLlamaCpp || k == llm.KindVLLM) {
+		base = strings.TrimRight(base, "/") + "/v1/"
+	}
+	key := op.APIKey
+	if op.AllowUserProvidedAPIKey || key == "" {
+		if v, _, _ := a.Secrets.Get("provider::"+op.ID, "api_key"); v != "" {
+			key = v
+		}
+	}
+	rp := a.fromKind(k, firstNonEmpty(model, op.ModelID), base, key)
+	rp.ID = op.ID
+	rp.Title = op.InstanceName + " (" + rp.Model + ")"
+	if op.AdditionalParameters != "" {
+		extra, err := ParseExtraParameters(op.AdditionalParameters)
+		if err != nil {
+			return nil, fmt.Errorf("the organization's provider %q: AdditionalJsonApiParameters: %w", op.InstanceName, err)
+		}
+		rp.Extra = extra
+	}
+	return rp, nil
+}
+
+func (a *App) fromKind(k llm.Kind, model, baseURL, key string) *ResolvedProvider {
+	if model == "" {
+		model = defaultModels[k]
+	}
+	p := k.Provider(model, baseURL, key)
+	info, _ := k.Info()
+	return &ResolvedProvider{Provider: p, Title: info.Title + " (" + model + ")", SchemeName: info.Scheme}
+}
+
+func (a *App) keyFromEnv(k llm.Kind) string {
+	info, _ := k.Info()
+	for _, env := range info.KeyEnv {
+		if v := a.getenv(env); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// ollamaAnswers probes a local Ollama on its default loopback address.
+func (a *App) ollamaAnswers(ctx context.Context) bool {
+	if a.getenv("STEWARD_NO_OLLAMA_PROBE") != "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	d := net.Dialer{}
+	c, err := d.DialContext(ctx, "tcp", "127.0.0.1:11434")
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+func kindList() string {
+	var names []string
+	for _, k := range llm.Kinds() {
+		names = append(names, string(k))
+	}
+	return strings.Join(names, ", ")
+}
+
+// NewAdapter builds the adapter for the provider's wire API.
+func NewAdapter(p llm.Provider, req llm.Request, client *http.Client) (llm.Adapter, error) {
+	tr := &llm.Transport{Client: client}
+	switch p.Caps.API {
+	case llm.ChatCompletions, "":
+		return chatcompletions.New(p, req, tr), nil
+	case llm.Responses:
+		return responses.New(p, req, tr), nil
+	case llm.Messages:
+		return anthropic.New(p, req, tr), nil
+	}
+	return nil, fmt.Errorf("provider %s speaks %q, which Steward has no adapter for", p.Kind, p.Caps.API)
+}
+
+func firstNonEmpty(v ...string) string {
+	for _, s := range v {
+		if strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s)
+		}
+	}
+	return ""
+}

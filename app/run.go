@@ -1,0 +1,256 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/stewardhq/steward/chat"
+	"github.com/stewardhq/steward/llm"
+	"github.com/stewardhq/steward/llm/tokens"
+	"github.com/stewardhq/steward/loop"
+	"github.com/stewardhq/steward/policy"
+	"github.com/stewardhq/steward/registry"
+	"github.com/stewardhq/steward/store"
+	"github.com/stewardhq/steward/tool"
+)
+
+// DefaultSystemPrompt is the system prompt of a new chat.
+const DefaultSystemPrompt = "You are a helpful assistant. Answer in the language of the user. When tools are available, use them when the question calls for current, local or private information, and say which sources you used."
+
+// Turn is one user message to answer.
+type Turn struct {
+	Text      string
+	Documents []chat.Document
+	// Selected are tool or collection IDs; nil uses the user's selection.
+	Selected []string
+	// NoTools sends the request without tools.
+	NoTools bool
+}
+
+// TurnResult is what answering a turn came to.
+type TurnResult struct {
+	loop.Result
+	Offered []tool.Offered
+	Blocked []registry.Block
+}
+
+// NewThread starts a chat.
+func NewThread() *chat.Thread {
+	t := &chat.Thread{ID: newID(), SystemPrompt: DefaultSystemPrompt, Created: time.Now().UTC()}
+	t.Updated = t.Created
+	return t
+}
+
+func newID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	b[6] = (b[6] & 0x0f) | 0x40
+	b[8] = (b[8] & 0x3f) | 0x80
+	h := hex.EncodeToString(b)
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// CheckProviderAllowed refuses a provider the chat may no longer use: the
+// chat's requirements only ever tighten, so a chat which read data for a
+// HIGH-confidence provider never goes to a lower one again.
+func CheckProviderAllowed(t *chat.Thread, p *ResolvedProvider) error {
+	if req := t.RequiredConfidence(); !policy.Allows(p.Confidence, req) {
+		return fmt.Errorf("this chat contains data that may only go to providers with confidence %s or higher; %s has %s under the organization's scheme: choose another provider or start a new chat", req, p.Title, p.Confidence)
+	}
+	if t.DataSecurity() == policy.SelfHosted && !p.Trusted {
+		return fmt.Errorf("this chat contains data that may only go to self-hosted providers; %s is not one: choose a self-hosted provider or start a new chat", p.Title)
+	}
+	return nil
+}
+
+// Answer adds the user's turn to the thread, runs the loop against the
+// provider and adds the answer. Events reach sink as they happen.
+func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, turn Turn, sink loop.Sink) (*TurnResult, error) {
+	if err := CheckProviderAllowed(t, p); err != nil {
+		return nil, err
+	}
+	t.AddMessage(chat.Message{Role: chat.RoleUser, Text: turn.Text, Documents: turn.Documents, Time: time.Now().UTC()})
+	if t.Title == "" {
+		t.Title = titleFrom(turn.Text)
+	}
+	res := &TurnResult{}
+	selected := turn.Selected
+	if selected == nil {
+		selected = a.User.SelectedTools
+	}
+	if !turn.NoTools {
+		res.Offered, res.Blocked = a.Registry.Runnable(ctx, registry.Request{
+			Component:   registry.ComponentChat,
+			Selected:    selected,
+			MayRunTools: true,
+			Provider:    a.registryProvider(p),
+			Chat:        t,
+		})
+	}
+	system := t.SystemPrompt
+	if instr := a.Registry.Instructions(res.Offered); instr != "" {
+		system = strings.TrimSpace(system) + "\n\n" + instr
+	}
+	t.SetLastSystemPrompt(system)
+	req := llm.Request{Model: p.Model, System: system, Extra: p.Extra, Tools: ToolSpecs(res.Offered)}
+	for _, m := range t.History() {
+		text := m.Text
+		if m.Role == chat.RoleUser {
+			text = withDocuments(m)
+		}
+		req.Messages = append(req.Messages, llm.Message{Role: llm.Role(m.Role), Text: text})
+	}
+	adapter, err := NewAdapter(p.Provider, req, a.HTTPClient)
+	if err != nil {
+		return nil, err
+	}
+	result, runErr := loop.New(loop.Options{}).Run(ctx, adapter, loop.RunContext{
+		Tools:              res.Offered,
+		Chat:               t,
+		ProviderConfidence: p.Confidence,
+		ProviderTrusted:    p.Trusted,
+		ProviderName:       p.Title,
+		ReturnedAddresses:  chat.ReturnedAddresses,
+		Mailboxes:          a.mailboxName,
+		Logger:             a.Logger,
+	}, sink)
+	res.Result = result
+	// The answer is stored even when the run failed part-way, so that what
+	// the user saw is not lost; a failure without any text adds nothing.
+	if strings.TrimSpace(result.Text) != "" || len(result.Traces) > 0 {
+		msg := chat.Message{Role: chat.RoleAssistant, Text: result.Text, Time: time.Now().UTC()}
+		for _, tr := range result.Traces {
+			msg.Traces = append(msg.Traces, chat.Trace{Order: tr.Order, ToolID: tr.ToolID, ToolName: tr.Name, CallID: tr.CallID,
+				Status: string(tr.Status), StatusMessage: tr.StatusMessage, Arguments: traceArgs(tr)})
+		}
+		for _, s := range loop.ToolSources(result.Sources) {
+			msg.Sources = append(msg.Sources, tool.Source{Title: s.Title, URL: s.URL})
+		}
+		t.AddMessage(msg)
+	}
+	return res, runErr
+}
+
+func traceArgs(tr loop.Trace) string {
+	var parts []string
+	for _, a := range tr.Arguments {
+		parts = append(parts, a.Name+"="+a.Value)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (a *App) mailboxName(id string) (string, bool) {
+	for _, m := range a.Org.Mailboxes {
+		if m.ID == id {
+			return m.Name, true
+		}
+	}
+	for _, m := range a.User.Mailboxes {
+		if m.ID == id {
+			return m.Name, true
+		}
+	}
+	return "", false
+}
+
+func (a *App) registryProvider(p *ResolvedProvider) registry.Provider {
+	return registry.Provider{Confidence: p.Confidence, CanUseTools: p.Caps.ToolCalling, Trusted: p.Trusted}
+}
+
+// RegistryProvider is what the registry needs to know of p.
+func (a *App) RegistryProvider(p *ResolvedProvider) registry.Provider { return a.registryProvider(p) }
+
+// ToolSpecs turns offered tools into what the adapters send.
+func ToolSpecs(offered []tool.Offered) []llm.ToolSpec {
+	var specs []llm.ToolSpec
+	for _, o := range offered {
+		specs = append(specs, llm.ToolSpec{Name: o.Function.Name, Description: o.Function.Description, Parameters: o.Function.Parameters, Strict: o.Function.Strict()})
+	}
+	return specs
+}
+
+// CountToolTokens counts what the offered tools and their instructions add
+// to a request.
+func (a *App) CountToolTokens(model string, offered []tool.Offered) (int, error) {
+	return tokens.CountTools(model, ToolSpecs(offered), a.Registry.Instructions(offered))
+}
+
+func withDocuments(m chat.Message) string {
+	if len(m.Documents) == 0 {
+		return m.Text
+	}
+	var b strings.Builder
+	b.WriteString(m.Text)
+	for _, d := range m.Documents {
+		fmt.Fprintf(&b, "\n\nAttached document: %s\n````\n%s\n````", d.Name, d.Text)
+	}
+	return b.String()
+}
+
+func titleFrom(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 60 {
+		return string(r[:60]) + "…"
+	}
+	return s
+}
+
+// ToStored converts a thread for the store.
+func ToStored(t *chat.Thread, p *ResolvedProvider) *store.Chat {
+	c := &store.Chat{ID: t.ID, Title: t.Title, SystemPrompt: t.SystemPrompt, Created: t.Created,
+		RequiredConfidence: t.RequiredConfidence(), DataSecurity: t.DataSecurity(), Outbound: t.OutboundRequirement()}
+	if p != nil {
+		c.Provider, c.Model = p.ID, p.Model
+		if c.Provider == "" {
+			c.Provider = p.Kind
+		}
+	}
+	for _, m := range t.History() {
+		sm := store.Message{Role: string(m.Role), Text: m.Text, Hidden: m.Hidden, Created: m.Time}
+		for _, d := range m.Documents {
+			sm.Documents = append(sm.Documents, store.Document{Name: d.Name, Text: d.Text})
+		}
+		for _, tr := range m.Traces {
+			sm.Traces = append(sm.Traces, store.Trace{Order: tr.Order, ToolID: tr.ToolID, ToolName: tr.ToolName, CallID: tr.CallID, Status: tr.Status, StatusMessage: tr.StatusMessage, Arguments: tr.Arguments})
+		}
+		for _, s := range m.Sources {
+			sm.Sources = append(sm.Sources, store.Source{Title: s.Title, URL: s.URL})
+		}
+		c.Messages = append(c.Messages, sm)
+	}
+	return c
+}
+
+// FromStored rebuilds a thread with exactly the requirements it had.
+func FromStored(c *store.Chat) *chat.Thread {
+	t := &chat.Thread{ID: c.ID, Title: c.Title, SystemPrompt: c.SystemPrompt, Created: c.Created, Updated: c.Updated}
+	t.RequireConfidence(c.RequiredConfidence)
+	t.RequireDataSecurity(c.DataSecurity)
+	t.RequireOutbound(c.Outbound)
+	for _, m := range c.Messages {
+		cm := chat.Message{Role: chat.Role(m.Role), Text: m.Text, Hidden: m.Hidden, Time: m.Created}
+		for _, d := range m.Documents {
+			cm.Documents = append(cm.Documents, chat.Document{Name: d.Name, Text: d.Text})
+		}
+		for _, tr := range m.Traces {
+			cm.Traces = append(cm.Traces, chat.Trace{Order: tr.Order, ToolID: tr.ToolID, ToolName: tr.ToolName, CallID: tr.CallID, Status: tr.Status, StatusMessage: tr.StatusMessage, Arguments: tr.Arguments})
+		}
+		for _, s := range m.Sources {
+			cm.Sources = append(cm.Sources, tool.Source{Title: s.Title, URL: s.URL})
+		}
+		t.Messages = append(t.Messages, cm)
+	}
+	return t
+}
+
+// RunnableRequest is the registry request a chat turn would make.
+func (a *App) RunnableRequest(t *chat.Thread, p *ResolvedProvider, selected []string) registry.Request {
+	if selected == nil {
+		selected = a.User.SelectedTools
+	}
+	return registry.Request{Component: registry.ComponentChat, Selected: selected, MayRunTools: true, Provider: a.registryProvider(p), Chat: t}
+}

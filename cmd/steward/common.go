@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stewardhq/steward/app"
+	"github.com/stewardhq/steward/loop"
+)
+
+func openApp(cmd *cobra.Command, e env) (*app.App, error) {
+	cfgDir, _ := cmd.Flags().GetString("config-dir")
+	dataDir, _ := cmd.Flags().GetString("data-dir")
+	debug, _ := cmd.Flags().GetBool("debug")
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if debug || e.getenv("STEWARD_DEBUG") != "" {
+		logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return app.Open(cmd.Context(), app.Options{ConfigDir: cfgDir, DataDir: dataDir, Getenv: e.getenv, Logger: logger})
+}
+
+func addProviderFlags(cmd *cobra.Command) {
+	cmd.Flags().StringP("provider", "p", "", "provider kind (openai, anthropic, ollama, …) or the ID of a configured provider")
+	cmd.Flags().StringP("model", "m", "", "model name (default: $STEWARD_MODEL or the provider's default)")
+	cmd.Flags().String("base-url", "", "base URL of the provider's API, e.g. http://127.0.0.1:8080/v1/")
+	cmd.Flags().String("api", "", "wire API for OpenAI: chat_completions or responses")
+}
+
+func providerFlags(cmd *cobra.Command) app.ProviderFlags {
+	var f app.ProviderFlags
+	f.Provider, _ = cmd.Flags().GetString("provider")
+	f.Model, _ = cmd.Flags().GetString("model")
+	f.BaseURL, _ = cmd.Flags().GetString("base-url")
+	f.API, _ = cmd.Flags().GetString("api")
+	return f
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// textSink streams the answer to stdout and tool activity to stderr.
+type textSink struct {
+	out, errw io.Writer
+}
+
+func (s textSink) Emit(ev loop.Event) {
+	switch ev.Type {
+	case loop.EventText:
+		fmt.Fprint(s.out, ev.Text)
+	case loop.EventToolCall:
+		fmt.Fprintf(s.errw, "\n[tool] %s …\n", ev.Call.Name)
+	case loop.EventTrace:
+		t := ev.Trace
+		if t.Status == loop.StatusSuccess {
+			fmt.Fprintf(s.errw, "[tool] %s: done\n", t.Name)
+		} else {
+			fmt.Fprintf(s.errw, "[tool] %s: %s — %s\n", t.Name, t.Status, t.StatusMessage)
+		}
+	case loop.EventSources:
+		if text := loop.RenderSources(ev.Sources); text != "" {
+			fmt.Fprintln(s.out)
+			fmt.Fprintln(s.errw, strings.TrimLeft(text, "\n"))
+		}
+	case loop.EventError:
+		fmt.Fprintf(s.errw, "\n[error] %s\n", ev.Error)
+	case loop.EventDone:
+		fmt.Fprintln(s.out)
+	}
+}
+
+// jsonSink writes one JSON event per line.
+type jsonSink struct {
+	enc *json.Encoder
+}
+
+func newJSONSink(w io.Writer) jsonSink {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return jsonSink{enc: enc}
+}
+
+func (s jsonSink) Emit(ev loop.Event) { _ = s.enc.Encode(ev) }
+
+// writeJSON writes v indented.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
