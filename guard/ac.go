@@ -1,0 +1,166 @@
+package guard
+
+import "sort"
+
+// matcher is an Aho-Corasick automaton over bytes: it finds every occurrence
+// of every pattern in one pass over a text.
+type matcher struct {
+	root  [256]int32 // transitions of the root, dense
+	nodes []acNode
+	edges []acEdge
+	outs  [][]int32 // pattern ids ending at each node
+}
+
+type acNode struct {
+	first, count int32 // edges[first:first+count], sorted by byte
+	fail         int32
+	dict         int32 // nearest node on the fail chain with outputs, or -1
+}
+
+type acEdge struct {
+	b    byte
+	next int32
+}
+
+// newMatcher builds the automaton for patterns; pattern i is reported as id
+// i. Empty patterns are ignored.
+func newMatcher(patterns []string) *matcher {
+	// Insert the patterns in sorted order: a child then always exists as
+	// the last one added to its parent, so the trie needs no maps.
+	order := make([]int, 0, len(patterns))
+	for i, p := range patterns {
+		if p != "" {
+			order = append(order, i)
+		}
+	}
+	sort.Slice(order, func(a, b int) bool { return patterns[order[a]] < patterns[order[b]] })
+	kids := [][]acEdge{nil}
+	outs := [][]int32{nil}
+	for _, id := range order {
+		p := patterns[id]
+		cur := int32(0)
+		for i := 0; i < len(p); i++ {
+			ks := kids[cur]
+			if n := len(ks); n > 0 && ks[n-1].b == p[i] {
+				cur = ks[n-1].next
+				continue
+			}
+			nx := int32(len(kids))
+			kids = append(kids, nil)
+			outs = append(outs, nil)
+			kids[cur] = append(kids[cur], acEdge{p[i], nx})
+			cur = nx
+		}
+		outs[cur] = append(outs[cur], int32(id))
+	}
+	m := &matcher{nodes: make([]acNode, len(kids)), outs: outs}
+	total := 0
+	for _, ks := range kids {
+		total += len(ks)
+	}
+	m.edges = make([]acEdge, 0, total)
+	for i, ks := range kids {
+		m.nodes[i].first = int32(len(m.edges))
+		m.nodes[i].count = int32(len(ks))
+		m.nodes[i].dict = -1
+		m.edges = append(m.edges, ks...)
+	}
+	for _, e := range m.children(0) {
+		m.root[e.b] = e.next
+	}
+	// Fail links, breadth first.
+	queue := make([]int32, 0, len(kids))
+	for _, e := range m.children(0) {
+		queue = append(queue, e.next)
+	}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, e := range m.children(n) {
+			f := m.nodes[n].fail
+			for {
+				if nx, ok := m.child(f, e.b); ok {
+					m.nodes[e.next].fail = nx
+					break
+				}
+				if f == 0 {
+					break
+				}
+				f = m.nodes[f].fail
+			}
+			fl := m.nodes[e.next].fail
+			if len(m.outs[fl]) > 0 {
+				m.nodes[e.next].dict = fl
+			} else {
+				m.nodes[e.next].dict = m.nodes[fl].dict
+			}
+			queue = append(queue, e.next)
+		}
+	}
+	return m
+}
+
+func (m *matcher) children(n int32) []acEdge {
+	nd := m.nodes[n]
+	return m.edges[nd.first : nd.first+nd.count]
+}
+
+func (m *matcher) child(n int32, b byte) (int32, bool) {
+	if n == 0 {
+		nx := m.root[b]
+		return nx, nx != 0
+	}
+	es := m.children(n)
+	if len(es) <= 8 {
+		for _, e := range es {
+			if e.b == b {
+				return e.next, true
+			}
+		}
+		return 0, false
+	}
+	lo, hi := 0, len(es)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if es[mid].b < b {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo < len(es) && es[lo].b == b {
+		return es[lo].next, true
+	}
+	return 0, false
+}
+
+// each calls fn for every occurrence, with the end offset (exclusive) in text
+// and the pattern id, in order of end offset.
+func (m *matcher) each(text []byte, fn func(end int, id int32)) {
+	s := int32(0)
+	for i := 0; i < len(text); i++ {
+		b := text[i]
+		for {
+			if s == 0 {
+				s = m.root[b]
+				break
+			}
+			if nx, ok := m.child(s, b); ok {
+				s = nx
+				break
+			}
+			s = m.nodes[s].fail
+		}
+		if s == 0 {
+			continue
+		}
+		for o := s; o >= 0; o = m.nodes[o].dict {
+			for _, id := range m.outs[o] {
+				fn(i+1, id)
+			}
+			if o == 0 {
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,445 @@
+package guard
+
+import (
+	"bytes"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+const (
+	kindPhrase = iota
+	kindTrigger
+)
+
+type patternMeta struct {
+	kind      int
+	category  Category
+	length    int
+	prefix    bool // the last word may continue
+	wordStart bool // must start at a word boundary
+	wordEnd   bool // must end at a word boundary
+	rule      int  // regex rule of a trigger
+}
+
+// regexRule is a structural rule run on the folded view around the places
+// where one of its trigger words occurs, so the cost stays proportional to
+// the triggers found.
+type regexRule struct {
+	id       string
+	category Category
+	triggers []string
+	before   int // bytes of the window before a trigger
+	after    int // bytes of the window after a trigger
+	re       *regexp.Regexp
+	// keywords, when set, must match the text of the first submatch.
+	keywords *regexp.Regexp
+}
+
+// detectors holds the compiled rules. It is built once and only read.
+type detectors struct {
+	ac        *matcher
+	meta      []patternMeta
+	rules     []regexRule
+	spaced    *matcher
+	spacedLen []int
+	typo      map[string]string
+}
+
+var compiledDetectors = sync.OnceValue(compile)
+
+const (
+	overrideVerbs = `ignore|disregard|forget|neglect|discard|abandon|set aside|do not follow|don't follow|dont follow|stop following|pay no attention to|no longer follow`
+	priorAdj      = `previous|prior|above|earlier|preceding|former|original|initial|foregoing|old|past|above-mentioned|aforementioned|system|developer|safety|hidden|preset|pre-set|built-in|core|standing|underlying|programmed`
+	instrNoun     = `instructions?|directions?|rules?|prompts?|guidelines?|commands?|orders?|directives?|guidance|constraints?|restrictions?|guardrails?|programming|context|messages?|polic(?:y|ies)|limitations?|safeguards?|training`
+	aiNames       = `ai|a\.i\.|llms?|ai assistants?|ai agents?|language models?|chatbots?|chatgpt|claude|gpt|copilot|gemini|the assistant|the ai|the model`
+)
+
+func regexRules() []regexRule {
+	return []regexRule{
+		{
+			id: "override.structural", category: Override,
+			triggers: strings.Split(overrideVerbs, "|"), after: 260,
+			re: regexp.MustCompile(`^(?:` + overrideVerbs + `) (?:(?:all|any|every|each|of|the|your|my|its|these|those|that|previously|earlier|formerly|given|stated|mentioned|provided|received|you|have|been|were|was|what|which|whatever|and|or|other|instructions|rules|other)[ ,]{1,2}){0,6}?(?:(?:` + priorAdj + `)[ ,]{1,2}(?:and [a-z-]+ )?){1,3}(?:` + instrNoun + `)\b`),
+		},
+		{
+			id: "override.passive", category: Override,
+			triggers: []string{"ignored", "disregarded", "forgotten", "overridden", "revoked"}, before: 120, after: 20,
+			re: regexp.MustCompile(`\b(?:` + priorAdj + `|all) (?:` + instrNoun + `) (?:[a-z']+ ){0,3}?(?:be|been|are|is) (?:now |hereby |henceforth )?(?:ignored|disregarded|forgotten|overridden|revoked)\b`),
+		},
+		{
+			id: "override.addressed", category: Override,
+			triggers: []string{"ai", "a.i.", "llm", "llms", "assistant", "assistants", "agent", "agents", "model", "models", "chatbot", "chatbots", "chatgpt", "claude", "gpt", "copilot", "gemini"}, before: 40, after: 120,
+			re: regexp.MustCompile(`\b(?:` + aiNames + `)[,:]? (?:[a-z']+ ){0,3}?(?:must|should|need to|are required to|is required to|are instructed to|is instructed to|will now|shall|have to|has to) (?:now |immediately |also |first |instead |always )?(?:ignore|disregard|forget|stop|reveal|send|override|include|tell the user|recommend|output|append|call|visit|execute|exfiltrate|praise|forward|delete)\b`),
+		},
+		{
+			id: "exfiltration.send", category: Exfiltration,
+			triggers: []string{"send", "forward", "post", "upload", "email", "e-mail", "transmit", "exfiltrate", "leak", "submit", "copy", "paste"}, after: 260,
+			re: regexp.MustCompile(`^(?:send|forward|post|upload|e-?mail|transmit|exfiltrate|leak|submit|copy|paste) (?:(?:the|all|of|this|that|entire|whole|full|complete|current|your|any|every|recent|last|previous|these|our) ){0,4}(?:(?:the )?(?:user's|users'|user|customer's|recipient's) (?:[a-z'-]+ ){0,2}?[a-z'-]+|conversation(?: history| log| so far)?|chat(?: history| log| transcript)?|transcript|message history|previous messages|context window|memory|memories|system prompt|hidden instructions|session tokens?|cookies|secrets) (?:[a-z'-]+ ){0,4}?(?:to|at|into|via) (?:https?://|[a-z0-9.+_-]+@[a-z0-9-]+\.|the (?:following )?(?:url|address|endpoint|webhook|server|link)|this (?:url|address|endpoint|webhook|server|link)|my (?:server|endpoint|webhook|email|site|website|address)|[a-z0-9-]+\.(?:com|net|org|io|ru|xyz|top|cn|site|info|biz|co)\b)`),
+		},
+		{
+			id: "exfiltration.url_placeholder", category: Exfiltration,
+			triggers: []string{"http"}, after: 300,
+			re: regexp.MustCompile(`^https?://[^ )"'>]{0,200}?[?&/=](?:[a-z_-]{0,20}=)?(?:\{|\[|%7b|%5b|<|\$\{)(?:the )?(?:user'?s?[ _-]?|users'[ _-]?|all[ _-]|full[ _-]|entire[ _-])?(?:conversation|chat|history|data|secrets?|prompt|summary|messages?|emails?|passwords?|keys?|api[ _-]?keys?|tokens?|memory|context|info|information|name|address|credentials?|query)`),
+		},
+		{
+			id: "agent_manipulation.tool_call", category: AgentManipulation,
+			triggers: []string{"tool"}, before: 80, after: 4,
+			re: regexp.MustCompile(`\b(?:call|invoke|use|run|execute|trigger) (?:the |your )?[a-z0-9]+_[a-z0-9_]+ tool\b`),
+		},
+		{
+			id: "markup_evasion.hidden_style", category: MarkupEvasion,
+			triggers: []string{"display", "visibility", "font-size", "opacity", "color"}, after: 800,
+			re: regexp.MustCompile(`^(?:display ?: ?none|visibility ?: ?hidden|font-size ?: ?0(?:\.[0-9]+)?(?:px|pt|em|rem)?\b|opacity ?: ?0(?:\.0+)?\b|color ?: ?(?:white|#fff(?:fff)?|transparent|rgba\([0-9, ]+, ?0\)))[^<>]{0,200}>([^<]{1,600})`),
+			keywords: regexp.MustCompile(`\b(?:ai|assistant|assistants|language model|llm|llms|chatgpt|claude|instructions?|prompt|ignore|disregard|summar(?:y|ize|ise))\b`),
+		},
+		{
+			id: "markup_evasion.latex_hidden", category: MarkupEvasion,
+			// The readable view decodes the \t of \textcolor and the \f of
+			// \fontsize as escapes, so the triggers start after them.
+			triggers: []string{"extcolor", "color", "phantom", "ontsize"}, after: 700,
+			re: regexp.MustCompile(`^(?:extcolor ?\{ ?white ?\}|color ?\{ ?white ?\}|phantom|ontsize ?\{ ?0(?:\.[0-9]+)?(?:pt)? ?\})[^{]{0,40}\{([^}]{1,600})`),
+			keywords: regexp.MustCompile(`\b(?:ai|assistant|language model|llm|chatgpt|claude|instructions?|prompt|ignore|disregard|reviewer|summar(?:y|ize|ise))\b`),
+		},
+	}
+}
+
+func compile() *detectors {
+	d := &detectors{rules: regexRules(), typo: map[string]string{}}
+	var patterns []string
+	seen := map[string]bool{}
+	spacedSeen := map[string]bool{}
+	var spacedPatterns []string
+	for _, t := range phraseTemplates {
+		for _, p := range expandTemplate(t.tmpl) {
+			prefix := strings.HasSuffix(p, "*")
+			p = strings.TrimSuffix(p, "*")
+			f := foldString(p)
+			f = strings.ReplaceAll(strings.ReplaceAll(f, " :", ":"), " ,", ",")
+			if f == "" || seen[f] {
+				continue
+			}
+			seen[f] = true
+			first, _ := utf8.DecodeRuneInString(f)
+			last, _ := utf8.DecodeLastRuneInString(f)
+			patterns = append(patterns, f)
+			d.meta = append(d.meta, patternMeta{
+				kind: kindPhrase, category: t.category, length: len(f), prefix: prefix,
+				wordStart: isWordRune(first) && spacedScript(first),
+				wordEnd:   isWordRune(last) && spacedScript(last),
+			})
+			if spacedScript(first) {
+				compact := compactLetters(f)
+				if utf8.RuneCountInString(compact) >= 10 && !spacedSeen[compact] {
+					spacedSeen[compact] = true
+					spacedPatterns = append(spacedPatterns, compact)
+					d.spacedLen = append(d.spacedLen, len(compact))
+				}
+				for _, w := range strings.Fields(f) {
+					if n := len(w); n >= 5 && n <= 12 && isASCIILetters(w) {
+						sig := typoSignature(w)
+						if _, ok := d.typo[sig]; !ok {
+							d.typo[sig] = w
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, extra := range []string{"jailbreak", "systemprompt", "developermode", "ignoreprevious", "ignoreallprevious", "disregardprevious"} {
+		if !spacedSeen[extra] {
+			spacedPatterns = append(spacedPatterns, extra)
+			d.spacedLen = append(d.spacedLen, len(extra))
+		}
+	}
+	for ri, r := range d.rules {
+		for _, tr := range r.triggers {
+			first, _ := utf8.DecodeRuneInString(tr)
+			last, _ := utf8.DecodeLastRuneInString(tr)
+			patterns = append(patterns, tr)
+			d.meta = append(d.meta, patternMeta{kind: kindTrigger, length: len(tr), rule: ri,
+				wordStart: isWordRune(first), wordEnd: isWordRune(last) && tr != "http"})
+		}
+	}
+	d.ac = newMatcher(patterns)
+	d.spaced = newMatcher(spacedPatterns)
+	return d
+}
+
+func isASCIILetters(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// compactLetters keeps only the letters and digits of a folded phrase.
+func compactLetters(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if isWordRune(r) && r != '_' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func typoSignature(w string) string {
+	mid := []byte(w[1 : len(w)-1])
+	sort.Slice(mid, func(i, j int) bool { return mid[i] < mid[j] })
+	return w[:1] + string(mid) + w[len(w)-1:]
+}
+
+// boundaryOK checks the word boundaries of a match fold[start:end].
+func boundaryOK(fold []byte, start, end int, m patternMeta) bool {
+	if m.wordStart && start > 0 {
+		r, _ := utf8.DecodeLastRune(fold[:start])
+		if isWordRune(r) {
+			return false
+		}
+	}
+	if m.wordEnd && !m.prefix && end < len(fold) {
+		r, _ := utf8.DecodeRune(fold[end:])
+		if isWordRune(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// scan runs every detector over s.
+func (d *detectors) scan(s string) *scan {
+	sc := &scan{}
+	v := buildView(s, sc)
+	sc.view = v
+	d.scanView(v, sc, true)
+	return sc
+}
+
+// scanView runs the text detectors over a view. Encoded carriers are looked
+// into only when deep is set, so a carrier inside a carrier is not decoded.
+func (d *detectors) scanView(v *view, sc *scan, deep bool) {
+	d.scanPhrases(v, sc)
+	d.scanLines(v, sc)
+	d.scanTypoglycemia(v, sc)
+	d.scanSpaced(v, sc)
+	if deep {
+		d.scanCarriers(v, sc)
+	}
+}
+
+func (d *detectors) scanPhrases(v *view, sc *scan) {
+	var triggers [][]int
+	d.ac.each(v.fold, func(end int, id int32) {
+		m := d.meta[id]
+		start := end - m.length
+		if !boundaryOK(v.fold, start, end, m) {
+			return
+		}
+		if m.kind == kindTrigger {
+			if triggers == nil {
+				triggers = make([][]int, len(d.rules))
+			}
+			triggers[m.rule] = append(triggers[m.rule], start)
+			return
+		}
+		sc.addMatch(v, "phrase."+string(m.category), m.category, start, end)
+	})
+	for ri, starts := range triggers {
+		r := &d.rules[ri]
+		lastEnd := -1
+		for _, p := range starts {
+			if p < lastEnd {
+				continue
+			}
+			ws := max(0, p-r.before)
+			we := min(len(v.fold), p+r.after)
+			for ws > 0 && !utf8.RuneStart(v.fold[ws]) {
+				ws--
+			}
+			window := v.fold[ws:we]
+			loc := r.re.FindSubmatchIndex(window)
+			if loc == nil {
+				continue
+			}
+			if r.keywords != nil && (len(loc) < 4 || loc[2] < 0 || !r.keywords.Match(window[loc[2]:loc[3]])) {
+				continue
+			}
+			sc.addMatch(v, r.id, r.category, ws+loc[0], ws+loc[1])
+			lastEnd = ws + loc[1]
+		}
+	}
+}
+
+// scanLines looks for fake conversation turns at line starts in the
+// readable view, where line breaks still exist.
+func (d *detectors) scanLines(v *view, sc *scan) {
+	if !bytes.Contains(v.fold, []byte("human")) && !bytes.Contains(v.fold, []byte("assistant")) &&
+		!bytes.Contains(v.fold, []byte("##")) && !bytes.Contains(v.fold, []byte("system")) {
+		return
+	}
+	raw := v.raw
+	for start := 0; start < len(raw); {
+		end := bytes.IndexByte(raw[start:], '\n')
+		if end < 0 {
+			end = len(raw)
+		} else {
+			end += start
+		}
+		if n := lineTurn(raw[start:end]); n > 0 {
+			sc.addRawMatch(v, "role_override.fake_turn", RoleOverride, start, start+n)
+		}
+		start = end + 1
+	}
+}
+
+var turnWords = []string{"human", "assistant", "system", "instruction", "response", "user"}
+
+// lineTurn returns the length of a fake turn marker at the start of line,
+// or 0.
+func lineTurn(line []byte) int {
+	i := 0
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '>' || line[i] == '*' || line[i] == '_' || line[i] == '-') {
+		i++
+	}
+	hashes := 0
+	for i < len(line) && line[i] == '#' {
+		hashes++
+		i++
+	}
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	rest := line[i:]
+	for _, w := range turnWords {
+		if len(rest) < len(w) || !strings.EqualFold(string(rest[:len(w)]), w) {
+			continue
+		}
+		j := len(w)
+		if hashes >= 2 {
+			for _, suffix := range []string{" prompt", " message"} {
+				if len(rest) >= j+len(suffix) && strings.EqualFold(string(rest[j:j+len(suffix)]), suffix) {
+					j += len(suffix)
+				}
+			}
+		}
+		for j < len(rest) && rest[j] == ' ' {
+			j++
+		}
+		if j >= len(rest) || rest[j] != ':' {
+			continue
+		}
+		j++
+		switch {
+		case hashes >= 2:
+			return i + j
+		case w == "human" || w == "assistant":
+			return i + j
+		case w == "system":
+			// "System: you are …" opens a fake system turn; "System: Linux"
+			// in a bug report does not.
+			tail := bytes.TrimLeft(rest[j:], " \t")
+			if len(tail) >= 4 && strings.EqualFold(string(tail[:4]), "you ") {
+				return i + j
+			}
+		}
+	}
+	return 0
+}
+
+// scanTypoglycemia replaces words whose inner letters are a shuffle of a
+// phrase word and matches the phrases again.
+func (d *detectors) scanTypoglycemia(v *view, sc *scan) {
+	var canon []byte
+	var replaced []span
+	fold := v.fold
+	for i := 0; i < len(fold); {
+		if fold[i] < 'a' || fold[i] > 'z' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(fold) && fold[j] >= 'a' && fold[j] <= 'z' {
+			j++
+		}
+		if j < len(fold) && fold[j] >= utf8.RuneSelf || i > 0 && fold[i-1] >= utf8.RuneSelf {
+			i = j
+			continue
+		}
+		if n := j - i; n >= 5 && n <= 12 {
+			w := string(fold[i:j])
+			if c, ok := d.typo[typoSignature(w)]; ok && c != w {
+				if canon == nil {
+					canon = append([]byte(nil), fold...)
+				}
+				copy(canon[i:j], c)
+				replaced = append(replaced, span{i, j})
+			}
+		}
+		i = j
+	}
+	if canon == nil {
+		return
+	}
+	d.ac.each(canon, func(end int, id int32) {
+		m := d.meta[id]
+		start := end - m.length
+		if m.kind != kindPhrase || !boundaryOK(canon, start, end, m) {
+			return
+		}
+		for _, r := range replaced {
+			if r.start < end && r.end > start {
+				sc.addMatch(v, "evasion.typoglycemia", Evasion, start, end)
+				return
+			}
+		}
+	})
+}
+
+func isSpacer(b byte) bool {
+	return b == ' ' || b == '.' || b == '-' || b == '_' || b == '|' || b == '/' || b == ','
+}
+
+// scanSpaced finds letters written one by one ("i g n o r e  a l l") and
+// matches them against the phrases without spaces.
+func (d *detectors) scanSpaced(v *view, sc *scan) {
+	fold := v.fold
+	var letters []byte
+	var pos []int
+	flush := func() {
+		if len(letters) >= 8 {
+			d.spaced.each(letters, func(end int, id int32) {
+				n := d.spacedLen[id]
+				start := end - n
+				sc.addMatch(v, "evasion.spaced_letters", Evasion, pos[start], pos[end-1]+1)
+			})
+		}
+		letters = letters[:0]
+		pos = pos[:0]
+	}
+	for i := 0; i < len(fold); i++ {
+		c := fold[i]
+		isLetter := c >= 'a' && c <= 'z'
+		single := isLetter && (i == 0 || !isWordByte(fold[i-1])) && (i+1 == len(fold) || !isWordByte(fold[i+1]))
+		switch {
+		case single:
+			if len(pos) > 0 && i-pos[len(pos)-1] > 4 {
+				flush()
+			}
+			letters = append(letters, c)
+			pos = append(pos, i)
+		case isSpacer(c):
+		default:
+			flush()
+		}
+	}
+	flush()
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c >= utf8.RuneSelf
+}

@@ -1,0 +1,223 @@
+package guard
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+)
+
+// Marker replaces every suspicious span the filter neutralizes.
+const Marker = "[Steward removed suspicious content here]"
+
+// MaxFindings is the most findings reported for one text. Every suspicious
+// span is neutralized even when more are found.
+const MaxFindings = 8
+
+// MaxSnippet is the longest snippet of a finding, in characters.
+const MaxSnippet = 240
+
+// SourceKind says where a filtered text came from.
+type SourceKind int
+
+// The kinds of sources whose texts are filtered.
+const (
+	WebContent SourceKind = iota + 1
+	MailContent
+	FileContent
+	RetrievalContext
+	DataSourceDescription
+	ChatAttachment
+)
+
+// String returns the kind's wire name, e.g. "WEB_CONTENT".
+func (k SourceKind) String() string {
+	switch k {
+	case WebContent:
+		return "WEB_CONTENT"
+	case MailContent:
+		return "MAIL_CONTENT"
+	case FileContent:
+		return "FILE_CONTENT"
+	case RetrievalContext:
+		return "RETRIEVAL_CONTEXT"
+	case DataSourceDescription:
+		return "DATA_SOURCE_DESCRIPTION"
+	case ChatAttachment:
+		return "CHAT_ATTACHMENT"
+	}
+	return "UNKNOWN"
+}
+
+// Source names what a text belongs to. All fields of one page share the
+// page's Source (Kind WebContent, Label its address), so the user hears about
+// the page and not about its fields.
+type Source struct {
+	Kind  SourceKind
+	Label string
+}
+
+// Text is one text to filter: a field of a source.
+type Text struct {
+	Source Source
+	// Field names the part of the source, e.g. "title" or "body". It is
+	// informational only.
+	Field string
+	Text  string
+}
+
+// Category is the kind of manipulation a finding stands for. Its value is the
+// snake_case wire name.
+type Category string
+
+// The categories of findings.
+const (
+	Override          Category = "override"
+	RoleOverride      Category = "role_override"
+	Exfiltration      Category = "exfiltration"
+	Jailbreak         Category = "jailbreak"
+	AgentManipulation Category = "agent_manipulation"
+	DelimiterEvasion  Category = "delimiter_evasion"
+	MarkupEvasion     Category = "markup_evasion"
+	EncodingEvasion   Category = "encoding_evasion"
+	Persistence       Category = "persistence"
+	Evasion           Category = "evasion"
+)
+
+// Categories lists every category in a fixed order.
+var Categories = []Category{Override, RoleOverride, Exfiltration, Jailbreak, AgentManipulation,
+	DelimiterEvasion, MarkupEvasion, EncodingEvasion, Persistence, Evasion}
+
+// Finding is one suspicious piece of a text.
+type Finding struct {
+	// Rule identifies the detector rule, e.g. "phrase.override" or
+	// "invisible.unicode_tags".
+	Rule     string
+	Category Category
+	// Snippet is the sentence the finding stands in, at most MaxSnippet
+	// characters, with invisible characters shown escaped (e.g. <U+200B>).
+	// For hidden carriers it shows what they decode to.
+	Snippet string
+	// Start and End are the byte offsets of the neutralized span in the
+	// original text.
+	Start, End int
+}
+
+// Outcome is the filtered text and what was found in it.
+type Outcome struct {
+	// Text is the text as the model may see it.
+	Text string
+	// Findings holds at most MaxFindings findings, deduplicated by rule and
+	// snippet, in the order of their position.
+	Findings []Finding
+	// Redacted counts the distinct (rule, snippet) pairs found, which may
+	// exceed len(Findings).
+	Redacted int
+	// ClassifierFailed is true when a classifier is configured but could not
+	// check this text; the heuristic result stands.
+	ClassifierFailed bool
+}
+
+// Options configure a Filter. The zero value gives the heuristic filter with
+// no reporter and no classifier.
+type Options struct {
+	// Reporter is told what was filtered, once per action. Nil discards
+	// reports.
+	Reporter Reporter
+	// Classifier optionally adds an external classifier over HTTP.
+	Classifier *ClassifierOptions
+	// Logger receives warnings without any filtered content. Nil uses
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Filter is the prompt-injection filter. It is safe for concurrent use.
+type Filter struct {
+	reporter   Reporter
+	classifier *classifier
+	log        *slog.Logger
+	det        *detectors
+
+	mu      sync.Mutex
+	depth   int
+	pending pendingReport
+}
+
+// New builds a filter.
+func New(opts Options) *Filter {
+	f := &Filter{reporter: opts.Reporter, log: opts.Logger, det: compiledDetectors()}
+	if f.log == nil {
+		f.log = slog.Default()
+	}
+	if opts.Classifier != nil && opts.Classifier.URL != "" {
+		f.classifier = newClassifier(*opts.Classifier)
+	}
+	return f
+}
+
+// FilterText filters a single text of a source. It is FilterBatch for one
+// text.
+func (f *Filter) FilterText(ctx context.Context, src Source, text string) Outcome {
+	return f.FilterBatch(ctx, []Text{{Source: src, Text: text}})[0]
+}
+
+// FilterBatch filters texts in one call and returns their outcomes in the
+// same order. Findings are reported grouped by source: immediately, or at the
+// end of the outermost action when one is open (see BeginAction). Filtering
+// never fails: a classifier that cannot be reached leaves the heuristic
+// result and reports a warning.
+func (f *Filter) FilterBatch(ctx context.Context, texts []Text) []Outcome {
+	out := make([]Outcome, len(texts))
+	scans := make([]*scan, len(texts))
+	for i, t := range texts {
+		if strings.TrimSpace(t.Text) == "" {
+			out[i] = Outcome{Text: t.Text}
+			continue
+		}
+		scans[i] = f.det.scan(t.Text)
+	}
+	var failed []bool
+	if f.classifier != nil {
+		failed = f.classify(ctx, texts, scans)
+	}
+	for i, t := range texts {
+		if scans[i] == nil {
+			continue
+		}
+		out[i] = scans[i].outcome(t.Text)
+		if failed != nil && failed[i] {
+			out[i].ClassifierFailed = true
+		}
+	}
+	f.record(texts, out)
+	return out
+}
+
+// classify runs the external classifier over the non-blank texts and merges
+// its spans. It returns which texts it could not check.
+func (f *Filter) classify(ctx context.Context, texts []Text, scans []*scan) []bool {
+	failed := make([]bool, len(texts))
+	var idx []int
+	var batch []string
+	for i, t := range texts {
+		if scans[i] != nil {
+			idx = append(idx, i)
+			batch = append(batch, t.Text)
+		}
+	}
+	if len(batch) == 0 {
+		return failed
+	}
+	results, err := f.classifier.classify(ctx, batch)
+	if err != nil {
+		f.log.Warn("prompt-injection classifier failed; using the built-in checks only", "error", err, "texts", len(batch))
+		for _, i := range idx {
+			failed[i] = true
+		}
+		return failed
+	}
+	for k, i := range idx {
+		scans[i].addClassifier(texts[i].Text, results[k], f.classifier.threshold)
+	}
+	return failed
+}
