@@ -1,0 +1,154 @@
+package web
+
+import (
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestTruncate(t *testing.T) {
+	para := strings.Repeat("a", 40) + "\n\n" + strings.Repeat("b", 40) + "\n\n" + strings.Repeat("c", 40)
+	tests := []struct {
+		name string
+		in   string
+		max  int
+		want string
+		cut  bool
+	}{
+		{"fits", "short", 10, "short", false},
+		{"exact", "12345", 5, "12345", false},
+		{"hard-cut-small-max", "abcdefghijklmnopqrstuvwxyz0123", 10, "abcdefghij", true},
+		{"hard-cut-25", strings.Repeat("x", 30), 25, strings.Repeat("x", 25), true},
+		{"zero", "abc", 0, "", true},
+		{"negative", "abc", -5, "", true},
+		// limit = 100-26 = 74: the last "\n\n" before it is at 40 ≥ 37.
+		{"paragraph", para, 100, strings.Repeat("a", 40) + "\n\n" + TruncationMarker, true},
+		// limit = 110-26 = 84: "\n\n" at 82 ≥ 42.
+		{"later-paragraph", para, 110, strings.Repeat("a", 40) + "\n\n" + strings.Repeat("b", 40) + "\n\n" + TruncationMarker, true},
+		// No paragraph break in the second half, but a line break.
+		{"line", strings.Repeat("a", 60) + "\n" + strings.Repeat("b", 60), 100, strings.Repeat("a", 60) + "\n\n" + TruncationMarker, true},
+		// Breaks only in the first half: cut at the limit.
+		{"hard-limit", "ab\n\n" + strings.Repeat("z", 200), 100, "ab\n\n" + strings.Repeat("z", 70) + "\n\n" + TruncationMarker, true},
+		// Trailing spaces before the marker are trimmed.
+		{"trim", strings.Repeat("a", 60) + "   \n" + strings.Repeat("b", 60), 100, strings.Repeat("a", 60) + "\n\n" + TruncationMarker, true},
+		// Runes, not bytes: 200 umlauts cut to 74 of them.
+		{"runes", strings.Repeat("ü", 200), 100, strings.Repeat("ü", 74) + "\n\n" + TruncationMarker, true},
+		{"emoji", strings.Repeat("😀", 30), 27, "😀\n\n" + TruncationMarker, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, cut := Truncate(tc.in, tc.max)
+			if got != tc.want || cut != tc.cut {
+				t.Errorf("Truncate = %q, %v\nwant       %q, %v", got, cut, tc.want, tc.cut)
+			}
+		})
+	}
+}
+
+func FuzzTruncate(f *testing.F) {
+	f.Add("hello\n\nworld", 8)
+	f.Add(strings.Repeat("a\n", 100), 50)
+	f.Add("ü😀\n\n\nx", 27)
+	f.Fuzz(func(t *testing.T, s string, max int) {
+		if max > 1<<20 || max < -10 {
+			return
+		}
+		got, cut := Truncate(s, max)
+		n := utf8.RuneCountInString(s)
+		limit := max
+		if limit < 0 {
+			limit = 0
+		}
+		if !cut {
+			if got != s || n > limit {
+				t.Fatalf("not cut but changed or too long: %q max %d", got, max)
+			}
+			return
+		}
+		if utf8.RuneCountInString(got) > limit {
+			t.Fatalf("result of %d runes exceeds max %d", utf8.RuneCountInString(got), max)
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(got) {
+			t.Fatalf("cut produced invalid UTF-8")
+		}
+		if limit >= 26 && !strings.HasSuffix(got, "\n\n"+TruncationMarker) {
+			t.Fatalf("missing marker: %q", got)
+		}
+	})
+}
+
+// FuzzAddressChecks runs the URL and address checks on arbitrary input:
+// they must never panic, and whatever they accept under PublicOnly must be
+// an http(s) URL whose host is public or resolved by name.
+func FuzzAddressChecks(f *testing.F) {
+	for _, c := range addressBattery() {
+		f.Add(c.url)
+	}
+	f.Add("http://[::ffff:1.2.3.4]:65536/")
+	f.Add("https://xn--/")
+	f.Add("http://a..b/")
+	f.Add("http://\u00a0/")
+	f.Fuzz(func(t *testing.T, raw string) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return
+		}
+		h, err := normalizeHost(u.Hostname())
+		if err != nil {
+			return
+		}
+		if h.ip.IsValid() {
+			_ = classify(h.ip)
+			for _, e := range embeddedIPv4(h.ip) {
+				_ = classify(e)
+			}
+		} else {
+			if strings.Trim(h.name, "abcdefghijklmnopqrstuvwxyz0123456789-._") != "" {
+				t.Fatalf("normalized name %q has characters outside [a-z0-9-._]", h.name)
+			}
+			if endsInNumber(h.name) {
+				t.Fatalf("numeric host %q passed normalization", h.name)
+			}
+		}
+		_ = RedactURL(u)
+	})
+}
+
+func FuzzClassify(f *testing.F) {
+	f.Add([]byte{127, 0, 0, 1})
+	f.Add([]byte{0x20, 0x02, 0x7f, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1})
+	f.Add([]byte{0x20, 0x01, 0, 0, 0x41, 0x36, 0xe3, 0x78, 0x80, 0, 0x63, 0xbf, 0x80, 0xff, 0xff, 0xfe})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ip, ok := addrFromBytes(b)
+		if !ok {
+			return
+		}
+		c := classify(ip)
+		// Checked against the standard library's own predicates: nothing
+		// public may be loopback, private, link-local, multicast or
+		// unspecified, mapped or not.
+		for _, x := range []netip.Addr{ip, ip.Unmap()} {
+			if c == classPublic && (x.IsLoopback() || x.IsPrivate() || x.IsLinkLocalUnicast() ||
+				x.IsLinkLocalMulticast() || x.IsMulticast() || x.IsUnspecified() || x.IsInterfaceLocalMulticast()) {
+				t.Fatalf("%v classified public", ip)
+			}
+		}
+		if c == classPublic && publicGuard.SafeAddr(ip) != nil {
+			t.Fatalf("%v classified public but the ssrf guardian denies it", ip)
+		}
+		for _, e := range embeddedIPv4(ip) {
+			if c == classPublic && (e.IsLoopback() || e.IsPrivate() || e.IsUnspecified()) {
+				t.Fatalf("%v classified public but carries %v", ip, e)
+			}
+		}
+	})
+}
+
+func addrFromBytes(b []byte) (netip.Addr, bool) {
+	if len(b) != 4 && len(b) != 16 {
+		return netip.Addr{}, false
+	}
+	return netip.AddrFromSlice(b)
+}
