@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/llm"
+	"github.com/stewardhq/steward/llm/anthropic"
 	"github.com/stewardhq/steward/llm/chatcompletions"
 	"github.com/stewardhq/steward/llm/responses"
 	"github.com/stewardhq/steward/loop"
@@ -591,5 +592,96 @@ func TestLoopbackResponsesCallWithoutID(t *testing.T) {
 	}
 	if res.Usage.InputTokens != 12 {
 		t.Errorf("usage %+v", res.Usage)
+	}
+}
+
+func anthropicEvents(blocks ...string) []string {
+	ev := []string{`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"usage":{"input_tokens":25,"output_tokens":1}}}`}
+	return append(ev, blocks...)
+}
+
+func TestLoopbackAnthropicResultsInOneMessage(t *testing.T) {
+	locked := newTool("locked", policy.NoOutbound, func(context.Context, json.RawMessage, tool.ExecContext) (tool.Result, error) {
+		return tool.Result{}, tool.Blocked("Blocked by policy.")
+	})
+	echo := textTool("echo", "echoed")
+	tools := offer(locked, echo)
+	round1 := anthropicEvents(
+		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Checking."}}`,
+		`{"type":"content_block_stop","index":0}`,
+		`{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"locked","input":{}}}`,
+		`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}`,
+		`{"type":"content_block_stop","index":1}`,
+		`{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_2","name":"echo","input":{}}}`,
+		`{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"q\": \"x\"}"}}`,
+		`{"type":"content_block_stop","index":2}`,
+		`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":30}}`,
+		`{"type":"message_stop"}`,
+	)
+	round2 := anthropicEvents(
+		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Done."}}`,
+		`{"type":"content_block_stop","index":0}`,
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":3}}`,
+		`{"type":"message_stop"}`,
+	)
+	s := newSSEServer(t, reply{events: round1}, reply{events: round2})
+	s.path = "/v1/messages"
+	p := llm.KindAnthropic.Provider("claude-test", s.srv.URL+"/v1/", "test-key")
+	req := llm.Request{Model: "claude-test", MaxTokens: 1024, Messages: []llm.Message{{Role: llm.RoleUser, Text: "Hi"}},
+		Tools: []llm.ToolSpec{{Name: "locked", Parameters: json.RawMessage(`{"type":"object"}`)}, {Name: "echo", Parameters: json.RawMessage(`{"type":"object"}`)}}}
+	a := anthropic.New(p, req, &llm.Transport{Client: s.srv.Client()})
+	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "Checking.\n\nDone." {
+		t.Errorf("text %q", res.Text)
+	}
+	reqs := s.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	var body struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content json.RawMessage
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(reqs[1], &body); err != nil {
+		t.Fatal(err)
+	}
+	if len(body.Messages) != 3 || body.Messages[2].Role != "user" {
+		t.Fatalf("follow-up messages %s", reqs[1])
+	}
+	var results []struct {
+		Type      string `json:"type"`
+		ToolUseID string `json:"tool_use_id"`
+		IsError   bool   `json:"is_error"`
+		Content   any    `json:"content"`
+	}
+	if err := json.Unmarshal(body.Messages[2].Content, &results); err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 2 || results[0].ToolUseID != "toolu_1" || !results[0].IsError || results[1].ToolUseID != "toolu_2" || results[1].IsError {
+		t.Errorf("tool results %+v", results)
+	}
+	if !strings.Contains(fmt.Sprint(results[0].Content), "Blocked by policy.") {
+		t.Errorf("blocked content %v", results[0].Content)
+	}
+}
+
+func TestLoopbackIdleStreamIsAnError(t *testing.T) {
+	s := newSSEServer(t, reply{events: []string{ccText("Half an")}, hold: true})
+	p := llm.KindOpenAI.Provider("test-model", s.srv.URL+"/v1/", "test-key")
+	req := llm.Request{Model: "test-model", Messages: []llm.Message{{Role: llm.RoleUser, Text: "Hello"}}}
+	a := chatcompletions.NewWithOptions(p, req, &llm.Transport{Client: s.srv.Client()}, chatcompletions.Options{IdleTimeout: 150 * time.Millisecond})
+	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{})
+	if err == nil || errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want the stalled stream reported", err)
+	}
+	if res.Stop != loop.StopError || res.Text != "Half an" {
+		t.Errorf("stop %q text %q", res.Stop, res.Text)
 	}
 }
