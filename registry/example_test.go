@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/stewardhq/steward/policy"
@@ -36,8 +37,11 @@ func newWordCount() *wordCount {
 			// The description says only what the tool does...
 			Description: "Counts the words of a text.",
 			// ...and an optional argument is simply absent from required.
-			Parameters: json.RawMessage(`{"type":"object","properties":{"` + argText +
-				`":{"type":"string","description":"The text to count."}},"required":["` + argText + `"],"additionalProperties":false}`),
+			// The schema builder writes the parameters the ordinary way: an
+			// optional argument is simply absent from "required".
+			Parameters: tool.NewSchema().
+				RequiredString(argText, "The text to count.").
+				MustBuild(),
 		},
 		Settings: tool.SettingsSchema{
 			Fields: []tool.SettingField{{Name: settingLimit, Title: "Longest text", Description: "Refuse texts with more words than this."}},
@@ -53,18 +57,25 @@ func newWordCount() *wordCount {
 // the tool may run in a chat which read mails.
 func (*wordCount) OutboundData() policy.OutboundData { return policy.NoOutbound }
 
-// Execute reads its argument, refusing a wrong one with a message the
-// model can correct itself from.
+// Execute reads its argument with the argument reader, which refuses a
+// wrong one with a message the model can correct itself from, and the
+// setting it was configured with.
 func (*wordCount) Execute(_ context.Context, args json.RawMessage, ec tool.ExecContext) (tool.Result, error) {
-	var in map[string]any
-	if err := json.Unmarshal(args, &in); err != nil {
-		return tool.Result{}, fmt.Errorf("the arguments must be a JSON object: %w", err)
+	a, err := tool.ReadArgs(args)
+	if err != nil {
+		return tool.Result{}, err
 	}
-	text, ok := in[argText].(string)
-	if !ok {
-		return tool.Result{}, fmt.Errorf("argument '%s' must be a string", argText)
+	text, err := a.RequiredString(argText, tool.StringRule{})
+	if err != nil {
+		return tool.Result{}, err
 	}
-	return tool.Result{JSON: map[string]int{"words": len(strings.Fields(text))}}, nil
+	words := len(strings.Fields(text))
+	if limit, err := strconv.Atoi(ec.Settings.Get(settingLimit)); err == nil && words > limit {
+		// A policy block reaches the model as plain text and the trace
+		// reads BLOCKED rather than ERROR.
+		return tool.Result{}, tool.Blocked(fmt.Sprintf("The text has %d words; this installation counts at most %d.", words, limit))
+	}
+	return tool.Result{JSON: map[string]int{"words": words}}, nil
 }
 
 // Example writes a tool, registers it, and asks the registry what a chat
@@ -89,6 +100,8 @@ func Example() {
 		fmt.Printf("offered %s (strict %v) with %s=%s\n", o.Function.Name, o.Function.Strict(), settingLimit, o.Settings.Get(settingLimit))
 		res, err := o.Tool.Execute(ctx, json.RawMessage(`{"text":"Grüße aus dem Labor"}`), tool.ExecContext{Definition: o.Definition, Settings: o.Settings})
 		fmt.Println("result:", res.ModelContent(), err)
+		_, err = o.Tool.Execute(ctx, json.RawMessage(`{"text":0}`), tool.ExecContext{Definition: o.Definition, Settings: o.Settings})
+		fmt.Println("refused:", err)
 	}
 	fmt.Println("blocked:", len(blocked))
 	fmt.Println(strings.Split(reg.Instructions(offered), "\n\n")[1])
@@ -99,6 +112,7 @@ func Example() {
 	// Output:
 	// offered word_count (strict true) with maxWords=1000
 	// result: {"words":4} <nil>
+	// refused: Argument 'text' must be a non-empty string, but was 0.
 	// blocked: 0
 	// ## Tool `word_count`
 	// Use word_count instead of counting words yourself.
