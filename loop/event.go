@@ -11,8 +11,9 @@ import (
 type EventType string
 
 // The event types, in the order they may occur within a run: text deltas,
-// tool calls and traces interleave; sources, usage and done come last; error
-// replaces sources and usage when the run fails.
+// tool calls and traces interleave; a run that ends normally closes with
+// sources (when there are any), usage and done; a run that fails or is
+// cancelled closes with usage (when a round completed), error and done.
 const (
 	// EventText carries a piece of the answer's text, as it arrives.
 	EventText EventType = "text"
@@ -22,7 +23,8 @@ const (
 	EventTrace EventType = "trace"
 	// EventSources carries every source of the answer, once, at the end.
 	EventSources EventType = "sources"
-	// EventUsage carries the token usage of the whole run, once, at the end.
+	// EventUsage carries the token usage of the whole run (the sum over its
+	// completed rounds), once, at the end.
 	EventUsage EventType = "usage"
 	// EventError reports why the run failed or was cancelled.
 	EventError EventType = "error"

@@ -169,6 +169,11 @@ func (r *run) fail(err error) (Result, error) {
 	r.res.Stop = stop
 	r.res.Text = r.text.String()
 	r.res.Sources = r.sources.list
+	if r.res.Rounds > 0 {
+		// The rounds that completed were paid for.
+		u := r.res.Usage
+		r.sink.Emit(Event{Type: EventUsage, Usage: &u, Rounds: r.res.Rounds})
+	}
 	r.sink.Emit(Event{Type: EventError, Error: err.Error()})
 	r.sink.Emit(Event{Type: EventDone, Stop: stop})
 	return r.res, err

@@ -787,7 +787,7 @@ func TestRunCancelMidStream(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a := newScripted(t,
-		step{calls: []llm.Call{call("c1", "echo", `{}`)}},
+		step{calls: []llm.Call{call("c1", "echo", `{}`)}, usage: llm.Usage{InputTokens: 4}},
 		step{deltas: []string{"partial"}, during: func(ctx context.Context) error {
 			cancel()
 			<-ctx.Done()
@@ -802,8 +802,9 @@ func TestRunCancelMidStream(t *testing.T) {
 	if res.Stop != loop.StopCancelled || res.Text != "partial" {
 		t.Errorf("stop %q text %q", res.Stop, res.Text)
 	}
-	if !slices.Contains(rec.types(), loop.EventError) {
-		t.Errorf("events %v", rec.types())
+	ty := rec.types()
+	if want := []loop.EventType{loop.EventUsage, loop.EventError, loop.EventDone}; len(ty) < 3 || !slices.Equal(ty[len(ty)-3:], want) {
+		t.Errorf("events %v, want them to end with %v", ty, want)
 	}
 }
 
