@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -32,7 +33,7 @@ type exchange struct {
 }
 
 // loadCassette reads a go-vcr cassette (version 1 or 2) or a VCR.py one.
-func loadCassette(t *testing.T, path string) []exchange {
+func loadCassette(t testing.TB, path string) []exchange {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -100,7 +101,7 @@ func loadCassette(t *testing.T, path string) []exchange {
 // loadChunks reads a vercel-ai chunks file: one JSON event per line, SSE
 // framing stripped. Every event of type first starts a new answer; each is
 // framed again as "event: <type>\ndata: <line>\n\n".
-func loadChunks(t *testing.T, path, first string) []exchange {
+func loadChunks(t testing.TB, path, first string) []exchange {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -210,3 +211,7 @@ func jsonEqual(a, b []byte) bool {
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
 }
+
+type fsDirEntry = fs.DirEntry
+
+func jsonValid(b []byte) bool { return json.Valid(b) }
