@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 )
 
 // jsonNode is a JSON value that keeps the order of an object's members, so a
@@ -37,84 +35,151 @@ const maxJSONDepth = 200
 
 var errDepth = errors.New("JSON nested too deeply")
 
-// parseJSONTree reads one JSON value and nothing after it.
+// parseJSONTree reads one JSON value and nothing after it. Strings keep
+// their raw form, so an unchanged member is written back byte for byte.
 func parseJSONTree(data []byte) (*jsonNode, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	n, err := readJSONNode(dec, 0)
+	if !json.Valid(data) {
+		// Let the standard decoder word what is wrong.
+		var v any
+		if err := json.Unmarshal(data, &v); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("invalid JSON")
+	}
+	p := treeParser{data: data}
+	n, err := p.value(0)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("unexpected data after the JSON value")
 	}
 	return n, nil
 }
 
-func readJSONNode(dec *json.Decoder, depth int) (*jsonNode, error) {
+// treeParser reads JSON already checked by json.Valid, so it only has to
+// find where each value starts and ends.
+type treeParser struct {
+	data []byte
+	pos  int
+	// slab hands out nodes in chunks rather than one allocation each.
+	slab []jsonNode
+}
+
+func (p *treeParser) node(kind jsonKind) *jsonNode {
+	if len(p.slab) == 0 {
+		p.slab = make([]jsonNode, 64)
+	}
+	n := &p.slab[0]
+	p.slab = p.slab[1:]
+	n.kind = kind
+	return n
+}
+
+func (p *treeParser) skipSpace() {
+	for p.pos < len(p.data) {
+		switch p.data[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (p *treeParser) value(depth int) (*jsonNode, error) {
 	if depth > maxJSONDepth {
 		return nil, errDepth
 	}
-	tok, err := dec.Token()
-	if err != nil {
-		if err == io.EOF {
-			return nil, io.ErrUnexpectedEOF
+	p.skipSpace()
+	switch p.data[p.pos] {
+	case '{':
+		p.pos++
+		n := p.node(jsonObject)
+		for {
+			p.skipSpace()
+			if p.data[p.pos] == '}' {
+				p.pos++
+				return n, nil
+			}
+			if p.data[p.pos] == ',' {
+				p.pos++
+				p.skipSpace()
+			}
+			key, err := p.str()
+			if err != nil {
+				return nil, err
+			}
+			p.skipSpace()
+			p.pos++ // ':'
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			n.keys = append(n.keys, key.str)
+			n.vals = append(n.vals, v)
 		}
+	case '[':
+		p.pos++
+		n := p.node(jsonArray)
+		for {
+			p.skipSpace()
+			if p.data[p.pos] == ']' {
+				p.pos++
+				return n, nil
+			}
+			if p.data[p.pos] == ',' {
+				p.pos++
+			}
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			n.elems = append(n.elems, v)
+		}
+	case '"':
+		return p.str()
+	default:
+		start := p.pos
+		for p.pos < len(p.data) {
+			switch p.data[p.pos] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				n := p.node(jsonScalar)
+				n.raw = p.data[start:p.pos:p.pos]
+				return n, nil
+			}
+			p.pos++
+		}
+		n := p.node(jsonScalar)
+		n.raw = p.data[start:p.pos:p.pos]
+		return n, nil
+	}
+}
+
+// str reads a string at p.pos.
+func (p *treeParser) str() (*jsonNode, error) {
+	start := p.pos
+	p.pos++
+	escaped := false
+	for {
+		c := p.data[p.pos]
+		if c == '\\' {
+			escaped = true
+			p.pos += 2
+			continue
+		}
+		p.pos++
+		if c == '"' {
+			break
+		}
+	}
+	n := p.node(jsonString)
+	n.raw = p.data[start:p.pos:p.pos]
+	if !escaped {
+		n.str = string(n.raw[1 : len(n.raw)-1])
+		return n, nil
+	}
+	if err := json.Unmarshal(n.raw, &n.str); err != nil {
 		return nil, err
 	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			n := &jsonNode{kind: jsonObject}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key, ok := kt.(string)
-				if !ok {
-					return nil, fmt.Errorf("object key is not a string")
-				}
-				v, err := readJSONNode(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				n.keys = append(n.keys, key)
-				n.vals = append(n.vals, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return n, nil
-		case '[':
-			n := &jsonNode{kind: jsonArray}
-			for dec.More() {
-				v, err := readJSONNode(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				n.elems = append(n.elems, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return n, nil
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	case string:
-		return &jsonNode{kind: jsonString, str: t}, nil
-	case json.Number:
-		return &jsonNode{kind: jsonScalar, raw: []byte(t)}, nil
-	case bool:
-		if t {
-			return &jsonNode{kind: jsonScalar, raw: []byte("true")}, nil
-		}
-		return &jsonNode{kind: jsonScalar, raw: []byte("false")}, nil
-	case nil:
-		return &jsonNode{kind: jsonScalar, raw: []byte("null")}, nil
-	}
-	return nil, fmt.Errorf("unexpected token %v", tok)
+	return n, nil
 }
 
 func newString(s string) *jsonNode { return &jsonNode{kind: jsonString, str: s} }
@@ -171,7 +236,11 @@ func (n *jsonNode) insertAfter(after, key string, v *jsonNode) {
 func (n *jsonNode) write(b *bytes.Buffer) {
 	switch n.kind {
 	case jsonString:
-		writeJSONString(b, n.str)
+		if n.raw != nil {
+			b.Write(n.raw)
+		} else {
+			writeJSONString(b, n.str)
+		}
 	case jsonObject:
 		b.WriteByte('{')
 		for i, k := range n.keys {

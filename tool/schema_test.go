@@ -387,3 +387,49 @@ func BenchmarkStrictSchema(b *testing.B) {
 		}
 	}
 }
+
+// FuzzWriteJSONString checks the schema writer's string escaping against
+// MarshalRelaxed, the one the result content uses.
+func FuzzWriteJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain", "Größe <b>&</b>", "quote\" back\\slash", "\n\r\t\b\f\x00\x1f", "\u2028\u2029", "bad \xff utf8", "emoji 😀"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var b bytes.Buffer
+		writeJSONString(&b, s)
+		want, err := MarshalRelaxed(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != want {
+			t.Fatalf("writeJSONString(%q) = %s, MarshalRelaxed = %s", s, b.String(), want)
+		}
+	})
+}
+
+// FuzzStrictSchema converts arbitrary JSON: it never panics, and whatever
+// it accepts comes out as valid, compact-or-unchanged JSON which a second
+// conversion leaves as it is.
+func FuzzStrictSchema(f *testing.F) {
+	f.Add(string(realisticSchema()))
+	f.Add(`{"type":"object","properties":{"a":{"type":"string","enum":["x"]}}}`)
+	f.Add(`{"properties":{"a":{"anyOf":[{"type":"string"}]},"b":{"type":["integer"]}},"required":["a"]}`)
+	f.Add(`{"type":"object","properties":{"a":{"type":"array","items":[{"type":"object"}]}},"$defs":{"d":{"type":"object"}}}`)
+	f.Add(`{"type":"object","properties":{"a\u00e9\"":{"type":"string","description":"\u003c"}}}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		out, err := StrictSchema(json.RawMessage(s))
+		if err != nil {
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("invalid output %s", out)
+		}
+		again, err := StrictSchema(out)
+		if err != nil {
+			t.Fatalf("second conversion failed: %v\n%s", err, out)
+		}
+		if !bytes.Equal(out, again) {
+			t.Fatalf("not idempotent:\n%s\n%s", out, again)
+		}
+	})
+}

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 )
 
 // StrictSchema converts parameters written the ordinary way into the form
@@ -33,7 +36,7 @@ func StrictSchema(params json.RawMessage) (json.RawMessage, error) {
 	if root.kind != jsonObject {
 		return nil, errors.New("strict schema: the parameters must be a JSON Schema object")
 	}
-	changed, err := strictNode(root, "parameters")
+	changed, err := strictNode(root, &schemaPath{})
 	if err != nil {
 		return nil, fmt.Errorf("strict schema: %w", err)
 	}
@@ -47,7 +50,7 @@ func StrictSchema(params json.RawMessage) (json.RawMessage, error) {
 }
 
 // strictNode converts one schema and the schemas nested in it.
-func strictNode(n *jsonNode, path string) (bool, error) {
+func strictNode(n *jsonNode, path *schemaPath) (bool, error) {
 	if n.kind != jsonObject {
 		return false, fmt.Errorf("%s: a schema must be a JSON object", path)
 	}
@@ -62,14 +65,18 @@ func strictNode(n *jsonNode, path string) (bool, error) {
 	if items := n.get("items"); items != nil {
 		switch items.kind {
 		case jsonObject:
-			c, err := strictNode(items, path+".items")
+			path.push("items", -1)
+			c, err := strictNode(items, path)
+			path.pop()
 			if err != nil {
 				return false, err
 			}
 			changed = changed || c
 		case jsonArray:
 			for i, e := range items.elems {
-				c, err := strictNode(e, fmt.Sprintf("%s.items[%d]", path, i))
+				path.push("items", i)
+				c, err := strictNode(e, path)
+				path.pop()
 				if err != nil {
 					return false, err
 				}
@@ -86,7 +93,9 @@ func strictNode(n *jsonNode, path string) (bool, error) {
 			return false, fmt.Errorf("%s.%s must be an array of schemas", path, key)
 		}
 		for i, e := range list.elems {
-			c, err := strictNode(e, fmt.Sprintf("%s.%s[%d]", path, key, i))
+			path.push(key, i)
+			c, err := strictNode(e, path)
+			path.pop()
 			if err != nil {
 				return false, err
 			}
@@ -102,7 +111,11 @@ func strictNode(n *jsonNode, path string) (bool, error) {
 			return false, fmt.Errorf("%s.%s must be an object of schemas", path, key)
 		}
 		for i, name := range defs.keys {
-			c, err := strictNode(defs.vals[i], path+"."+key+"."+name)
+			path.push(key, -1)
+			path.push(name, -1)
+			c, err := strictNode(defs.vals[i], path)
+			path.pop()
+			path.pop()
 			if err != nil {
 				return false, err
 			}
@@ -135,13 +148,13 @@ func isObjectSchema(n *jsonNode) bool {
 	return false
 }
 
-func strictObject(n *jsonNode, path string) (bool, error) {
+func strictObject(n *jsonNode, path *schemaPath) (bool, error) {
 	changed := false
 	props := n.get("properties")
 	if props != nil && props.kind != jsonObject {
 		return false, fmt.Errorf("%s.properties must be an object", path)
 	}
-	required := map[string]bool{}
+	var required []string
 	if req := n.get("required"); req != nil {
 		if req.kind != jsonArray {
 			return false, fmt.Errorf("%s.required must be an array of property names", path)
@@ -153,24 +166,26 @@ func strictObject(n *jsonNode, path string) (bool, error) {
 			if props.get(e.str) == nil {
 				return false, fmt.Errorf("%s.required names %q, which is not a property", path, e.str)
 			}
-			required[e.str] = true
+			required = append(required, e.str)
 		}
 	}
 	anyOptional := false
 	if props != nil {
-		seen := make(map[string]bool, len(props.keys))
 		for i, name := range props.keys {
-			if seen[name] {
+			if slices.Contains(props.keys[:i], name) {
 				return false, fmt.Errorf("%s.properties has %q twice", path, name)
 			}
-			seen[name] = true
 			prop := props.vals[i]
-			c, err := strictNode(prop, path+".properties."+name)
+			path.push("properties", -1)
+			path.push(name, -1)
+			c, err := strictNode(prop, path)
+			path.pop()
+			path.pop()
 			if err != nil {
 				return false, err
 			}
 			changed = changed || c
-			if !required[name] {
+			if !slices.Contains(required, name) {
 				anyOptional = true
 				if makeNullable(prop) {
 					changed = true
@@ -249,4 +264,37 @@ func anyOfAllowsNull(alts *jsonNode) bool {
 		}
 	}
 	return false
+}
+
+// schemaPath names where in the parameters a schema stands, for errors. It
+// is a stack, so that naming costs nothing until an error needs it.
+type schemaPath struct {
+	segs []pathSeg
+}
+
+type pathSeg struct {
+	key   string
+	index int // -1 when the segment has no index
+}
+
+func (p *schemaPath) push(key string, index int) {
+	p.segs = append(p.segs, pathSeg{key, index})
+}
+
+func (p *schemaPath) pop() { p.segs = p.segs[:len(p.segs)-1] }
+
+// String writes the path, e.g. parameters.properties.filter.items[0].
+func (p *schemaPath) String() string {
+	var b strings.Builder
+	b.WriteString("parameters")
+	for _, s := range p.segs {
+		b.WriteByte('.')
+		b.WriteString(s.key)
+		if s.index >= 0 {
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(s.index))
+			b.WriteByte(']')
+		}
+	}
+	return b.String()
 }
