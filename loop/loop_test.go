@@ -910,3 +910,16 @@ func BenchmarkLoopScripted10Rounds(b *testing.B) {
 		}
 	}
 }
+
+func TestToolSpecs(t *testing.T) {
+	if got := loop.ToolSpecs(nil); got != nil {
+		t.Errorf("no tools gave %v", got)
+	}
+	a := tool.Offered{Function: tool.Function{Name: "a", Description: "Does a.", Parameters: json.RawMessage(`{"type":"object"}`)}}
+	b := tool.Offered{Function: tool.Function{Name: "b", NoStrict: true}}
+	got := loop.ToolSpecs([]tool.Offered{a, b})
+	if len(got) != 2 || got[0].Name != "a" || got[0].Description != "Does a." || string(got[0].Parameters) != `{"type":"object"}` || !got[0].Strict ||
+		got[1].Name != "b" || got[1].Strict {
+		t.Errorf("specs %+v", got)
+	}
+}
