@@ -139,6 +139,9 @@ func (a *App) ResolveProvider(ctx context.Context, f ProviderFlags) (*ResolvedPr
 	if rp.SchemeName == policy.ProviderSelfHosted {
 		rp.Trusted = true
 	}
+	if min := a.Org.GlobalMinimum(); !policy.Allows(rp.Confidence, min) {
+		return nil, fmt.Errorf("your organization allows only providers with confidence %s or higher; %s has %s: choose another provider", min, rp.Title, rp.Confidence)
+	}
 	return rp, nil
 }
 
