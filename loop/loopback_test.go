@@ -154,11 +154,7 @@ func callsReply(calls ...[3]string) reply {
 func ccAdapter(s *sseServer, kind llm.Kind, tools []tool.Offered, tr *llm.Transport) *chatcompletions.Adapter {
 	p := kind.Provider("test-model", s.srv.URL+"/v1/", "test-key")
 	p.Caps.ToolCalling = true
-	var specs []llm.ToolSpec
-	for _, t := range tools {
-		specs = append(specs, llm.ToolSpec{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters, Strict: t.Function.Strict()})
-	}
-	req := llm.Request{Model: "test-model", System: "You are helpful.", Messages: []llm.Message{{Role: llm.RoleUser, Text: "Hello"}}, Tools: specs}
+	req := llm.Request{Model: "test-model", System: "You are helpful.", Messages: []llm.Message{{Role: llm.RoleUser, Text: "Hello"}}, Tools: loop.ToolSpecs(tools)}
 	if tr == nil {
 		tr = &llm.Transport{Client: s.srv.Client(), Sleep: func(context.Context, time.Duration) error { return nil }}
 	}
