@@ -443,7 +443,8 @@ func (ix *Indexer) fetchFolder(ctx context.Context, c *imapclient.Client, cfg Co
 					// An unreadable mail is still listed by its size and date.
 					parsed = Parsed{Mail: mailindex.Mail{ContentKey: keys[j], Received: m.InternalDate, Size: m.RFC822Size,
 						Importance: mailindex.ImportanceNormal}}
-					ix.o.Logger.Warn("mail could not be parsed; indexed without content", "mailbox_id", cfg.ID, "uid", m.UID, "error", err)
+					// The parser's error may quote a header line: not logged.
+					ix.o.Logger.Warn("mail could not be parsed; indexed without content", "mailbox_id", cfg.ID, "mailbox", cfg.Name, "uid", m.UID)
 				}
 				known[keys[j]] = true
 				it.Mail, it.Chunks = parsed.Mail, parsed.Chunks
@@ -619,4 +620,28 @@ func (d *deadlineConn) Read(p []byte) (int, error) {
 func (d *deadlineConn) Write(p []byte) (int, error) {
 	_ = d.Conn.SetWriteDeadline(time.Now().Add(d.timeout))
 	return d.Conn.Write(p)
+}
+
+// errorKind describes an error for logs without its text, which may quote
+// what a server said about a folder.
+func errorKind(err error) string {
+	var ie *imap.Error
+	var refused *SignInRefusedError
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "cancelled"
+	case errors.As(err, &refused):
+		return "sign-in refused"
+	case errors.As(err, &ie):
+		return "server answered " + string(ie.Type) + " " + string(ie.Code)
+	case errors.Is(err, ErrRootFolderMissing):
+		return "root folder missing"
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return "network error"
+	}
+	return "sync error"
 }
