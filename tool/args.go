@@ -64,11 +64,12 @@ func cutChars(s string, max int) string {
 
 // The expectations a refusal states.
 const (
-	expectNonEmptyString = "a non-empty string"
-	expectPositiveInt    = "a positive integer"
-	expectBool           = "true or false"
-	expectDate           = "a date such as 2026-09-01, or a date with a time of day such as 2026-09-01T14:30"
-	expectStringList     = "a list of one or more non-empty strings"
+	expectNonEmptyString  = "a non-empty string"
+	expectPositiveInt     = "a positive integer"
+	expectBool            = "true or false"
+	expectDate            = "a date such as 2026-09-01, or a date with a time of day such as 2026-09-01T14:30"
+	expectStringList      = "a list of one or more non-empty strings"
+	expectPositiveIntList = "a list of one or more positive integers"
 )
 
 func expectChoice(choices []string) string { return "one of " + strings.Join(choices, ", ") }
@@ -312,18 +313,64 @@ func (a *Args) OptionalPositiveInt(name, whenLeftOut string) (value int, ok bool
 }
 
 func readPositiveInt(s argSpec, raw json.RawMessage) (int, error) {
+	n, ok := parsePositiveInt(raw)
+	if !ok {
+		return 0, s.wrong(expectPositiveInt, raw)
+	}
+	return n, nil
+}
+
+func parsePositiveInt(raw json.RawMessage) (int, bool) {
 	// A JSON integer is an optional minus and digits; anything else
 	// (strings, fractions, exponents) is refused rather than interpreted.
+	if len(raw) == 0 {
+		return 0, false
+	}
 	for i, c := range raw {
 		if !(c >= '0' && c <= '9' || c == '-' && i == 0) {
-			return 0, s.wrong(expectPositiveInt, raw)
+			return 0, false
 		}
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 32)
 	if err != nil || n <= 0 {
-		return 0, s.wrong(expectPositiveInt, raw)
+		return 0, false
 	}
-	return int(n), nil
+	return int(n), true
+}
+
+// RequiredPositiveInts reads a list of whole numbers from 1 to 2147483647
+// the model must give. An empty list is refused; duplicates are removed,
+// keeping the first.
+func (a *Args) RequiredPositiveInts(name string) ([]int, error) {
+	raw, ok := a.lookup(name)
+	if !ok {
+		return nil, required(name).missing(expectPositiveIntList)
+	}
+	return readIntList(required(name), raw)
+}
+
+// OptionalPositiveInts reads a list of whole numbers from 1 to 2147483647
+// the model may leave out. An empty list is refused.
+func (a *Args) OptionalPositiveInts(name, whenLeftOut string) (values []int, ok bool, err error) {
+	raw, present := a.lookup(name)
+	if !present {
+		return nil, false, nil
+	}
+	v, err := readIntList(optional(name, whenLeftOut), raw)
+	if err != nil {
+		return nil, false, err
+	}
+	return v, true, nil
+}
+
+func readIntList(s argSpec, raw json.RawMessage) ([]int, error) {
+	return readList(s, raw, expectPositiveIntList, func(item json.RawMessage) (int, error) {
+		n, ok := parsePositiveInt(item)
+		if !ok {
+			return 0, s.wrongItem(expectPositiveInt, item)
+		}
+		return n, nil
+	})
 }
 
 // RequiredBool reads a JSON boolean the model must give; "true" as a string
@@ -563,7 +610,7 @@ func (a *Args) OptionalChoices(name string, choices []string, whenLeftOut string
 	return v, true, nil
 }
 
-func readList(s argSpec, raw json.RawMessage, expectation string, readItem func(json.RawMessage) (string, error)) ([]string, error) {
+func readList[T comparable](s argSpec, raw json.RawMessage, expectation string, readItem func(json.RawMessage) (T, error)) ([]T, error) {
 	var items []json.RawMessage
 	if raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
 		return nil, s.wrong(expectation, raw)
@@ -571,8 +618,8 @@ func readList(s argSpec, raw json.RawMessage, expectation string, readItem func(
 	if len(items) == 0 {
 		return nil, s.refuse("Argument '%s' must not be an empty list; it must be %s.", s.name, expectation)
 	}
-	out := make([]string, 0, len(items))
-	seen := make(map[string]bool, len(items))
+	out := make([]T, 0, len(items))
+	seen := make(map[T]bool, len(items))
 	for _, item := range items {
 		item = bytes.TrimSpace(item)
 		v, err := readItem(item)

@@ -314,6 +314,20 @@ func TestLists(t *testing.T) {
 	wantRefusal(t, err, "z", "but one was 4", "Leaving it out is always possible.")
 	_, err = a.RequiredStrings("none", StringRule{})
 	wantRefusal(t, err, "none", "required but missing")
+
+	n := mustArgs(t, `{"att":[2,1,2],"bad":[1,0],"empty":[],"str":"1"}`)
+	if got, err := n.RequiredPositiveInts("att"); err != nil || !reflect.DeepEqual(got, []int{2, 1}) {
+		t.Errorf("ints: %v, %v", got, err)
+	}
+	_, err = n.RequiredPositiveInts("bad")
+	wantRefusal(t, err, "bad", "Every value", "a positive integer", "but one was 0")
+	_, _, err = n.OptionalPositiveInts("empty", "to read the mail's text")
+	wantRefusal(t, err, "empty", "must not be an empty list", "Leave it out to read the mail's text.")
+	_, err = n.RequiredPositiveInts("str")
+	wantRefusal(t, err, "str", "a list of one or more positive integers", `but was "1"`)
+	if _, ok, err := n.OptionalPositiveInts("absent", ""); ok || err != nil {
+		t.Errorf("absent ints: %v, %v", ok, err)
+	}
 }
 
 // "The echo of the bad value is its raw JSON, cut at 40 characters."
@@ -462,6 +476,8 @@ func FuzzReadArgs(f *testing.F) {
 			_, _, err = a.OptionalChoices(n, choices, "")
 			check(err)
 			_, err = a.RequiredStrings(n, StringRule{SingleLine: true})
+			check(err)
+			_, _, err = a.OptionalPositiveInts(n, "")
 			check(err)
 		}
 		if _, err := a.Page(3); err != nil {
