@@ -132,8 +132,9 @@ func contains(list []string, v string) bool {
 
 func newConfigCmd(e env) *cobra.Command {
 	cfg := &cobra.Command{
-		Use:   "config",
-		Short: "Check the configuration",
+		Use:     "config",
+		Short:   "Check the configuration",
+		Example: `  steward config check`,
 	}
 	check := &cobra.Command{
 		Use:   "check",
