@@ -122,3 +122,19 @@ func TestTruncatedRecordings(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkParseStream decodes every recorded stream once per iteration.
+func BenchmarkParseStream(b *testing.B) {
+	streams := recordedStreams(b)
+	var total int64
+	for _, s := range streams {
+		total += int64(len(s))
+	}
+	b.SetBytes(total)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range streams {
+			parseStream(bytes.NewReader(s), func(string) {})
+		}
+	}
+}

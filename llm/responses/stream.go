@@ -43,14 +43,41 @@ type annotation struct {
 	Title string `json:"title"`
 }
 
+// wanted are the events parseStream reads; others are skipped unread.
+var wanted = map[string]bool{
+	"response.output_text.delta":            true,
+	"response.output_text.annotation.added": true,
+	"response.output_item.done":             true,
+	"response.completed":                    true,
+	"response.incomplete":                   true,
+	"response.failed":                       true,
+	"error":                                 true,
+}
+
+// peekType reads the event type when it is the first member, as OpenAI
+// writes it; ok is false when it is not, and the event is then decoded.
+func peekType(data []byte) (string, bool) {
+	const prefix = `{"type":"`
+	if !bytes.HasPrefix(data, []byte(prefix)) {
+		return "", false
+	}
+	rest := data[len(prefix):]
+	end := bytes.IndexByte(rest, '"')
+	if end < 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return string(rest[:end]), true
+}
+
 // parseStream reads a Responses event stream until response.completed.
 // Text deltas go to onText as they arrive. An error event, a failed
 // response, or a stream that ends with nothing to show is an error.
 func parseStream(r io.Reader, onText func(string)) (*result, error) {
 	sse := llm.NewSSEReader(r)
 	res := &result{}
-	fallback := map[int]json.RawMessage{}
-	nextIndex := 0
+	// done are the output_item.done events, read only when the stream
+	// ends without response.completed.
+	var done [][]byte
 	for {
 		msg, err := sse.Next()
 		if err == io.EOF {
@@ -62,6 +89,24 @@ func parseStream(r io.Reader, onText func(string)) (*result, error) {
 		data := bytes.TrimSpace(msg.Data)
 		if len(data) == 0 || bytes.Equal(data, []byte("[DONE]")) {
 			continue
+		}
+		if t, ok := peekType(data); ok {
+			switch {
+			case !wanted[t]:
+				// Most events (the echoes of the request in
+				// response.created, argument deltas, part bookkeeping)
+				// carry nothing the round needs; the whole output comes
+				// again in response.completed.
+				continue
+			case t == "response.output_item.done":
+				done = append(done, data)
+				continue
+			case t == "response.completed" || t == "response.incomplete":
+				if err := res.completeEvent(data); err != nil {
+					return nil, err
+				}
+				return res, nil
+			}
 		}
 		var ev event
 		if err := json.Unmarshal(data, &ev); err != nil {
@@ -84,17 +129,9 @@ func parseStream(r io.Reader, onText func(string)) (*result, error) {
 				res.citations = append(res.citations, llm.Citation{Title: an.Title, URL: an.URL})
 			}
 		case "response.output_item.done":
-			if len(ev.Item) == 0 || !json.Valid(ev.Item) {
-				continue
-			}
-			idx := nextIndex
-			if ev.OutputIndex != nil {
-				idx = *ev.OutputIndex
-			}
-			nextIndex = max(nextIndex, idx+1)
-			fallback[idx] = bytes.Clone(ev.Item)
+			done = append(done, data)
 		case "response.completed", "response.incomplete":
-			if err := res.complete(ev.Response); err != nil {
+			if err := res.completeEvent(data); err != nil {
 				return nil, err
 			}
 			return res, nil
@@ -108,6 +145,20 @@ func parseStream(r io.Reader, onText func(string)) (*result, error) {
 				return nil, fmt.Errorf("the provider reported an error in the stream: %s", llm.ErrorMessage(data))
 			}
 		}
+	}
+	fallback := map[int]json.RawMessage{}
+	nextIndex := 0
+	for _, data := range done {
+		var ev event
+		if json.Unmarshal(data, &ev) != nil || len(ev.Item) == 0 {
+			continue
+		}
+		idx := nextIndex
+		if ev.OutputIndex != nil {
+			idx = *ev.OutputIndex
+		}
+		nextIndex = max(nextIndex, idx+1)
+		fallback[idx] = ev.Item
 	}
 	if len(fallback) == 0 {
 		return nil, errors.New("the Responses stream ended before the response was complete, and without any output")
@@ -123,33 +174,49 @@ func parseStream(r io.Reader, onText func(string)) (*result, error) {
 	return res, nil
 }
 
-// complete reads a response object (from response.completed or a whole
-// answer) into res.
+// responseBody is what Steward reads of a response object.
+type responseBody struct {
+	Status string            `json:"status"`
+	Output []json.RawMessage `json:"output"`
+	Error  json.RawMessage   `json:"error"`
+	Usage  *struct {
+		InputTokens        int `json:"input_tokens"`
+		OutputTokens       int `json:"output_tokens"`
+		InputTokensDetails struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"input_tokens_details"`
+		OutputTokensDetails struct {
+			ReasoningTokens int `json:"reasoning_tokens"`
+		} `json:"output_tokens_details"`
+	} `json:"usage"`
+}
+
+// complete reads a response object (a whole answer) into res.
 func (res *result) complete(raw json.RawMessage) error {
-	var resp struct {
-		Status string            `json:"status"`
-		Output []json.RawMessage `json:"output"`
-		Error  json.RawMessage   `json:"error"`
-		Usage  *struct {
-			InputTokens        int `json:"input_tokens"`
-			OutputTokens       int `json:"output_tokens"`
-			InputTokensDetails struct {
-				CachedTokens int `json:"cached_tokens"`
-			} `json:"input_tokens_details"`
-			OutputTokensDetails struct {
-				ReasoningTokens int `json:"reasoning_tokens"`
-			} `json:"output_tokens_details"`
-		} `json:"usage"`
-	}
+	var resp responseBody
 	if err := json.Unmarshal(raw, &resp); err != nil {
 		return fmt.Errorf("the provider's response is not a Responses object: %w", err)
 	}
+	return res.take(resp, raw)
+}
+
+// completeEvent reads the response of a response.completed event into res,
+// decoding the event once.
+func (res *result) completeEvent(data []byte) error {
+	var ev struct {
+		Response responseBody `json:"response"`
+	}
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return fmt.Errorf("the provider's completed response is not a Responses object: %w", err)
+	}
+	return res.take(ev.Response, data)
+}
+
+func (res *result) take(resp responseBody, raw []byte) error {
 	if resp.Status == "failed" || (len(resp.Output) == 0 && len(resp.Error) > 0 && !bytes.Equal(resp.Error, []byte("null"))) {
 		return fmt.Errorf("the provider reported that the response failed: %s", failedMessage(raw, raw))
 	}
-	for _, it := range resp.Output {
-		res.output = append(res.output, bytes.Clone(it))
-	}
+	res.output = resp.Output
 	if resp.Usage != nil {
 		res.usage = &llm.Usage{
 			InputTokens:     resp.Usage.InputTokens,
