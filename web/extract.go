@@ -112,7 +112,10 @@ func extractHTML(doc string, pageURL *url.URL) (extracted, error) {
 
 	if content != nil {
 		conv := converter.NewConverter(converter.WithPlugins(
-			base.NewBasePlugin(), commonmark.NewCommonmarkPlugin(), table.NewTablePlugin()))
+			base.NewBasePlugin(), commonmark.NewCommonmarkPlugin(),
+			// Minimal padding: aligned columns cost the model tokens and
+			// tell it nothing.
+			table.NewTablePlugin(table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal))))
 		domain := ""
 		if pageBase != nil {
 			domain = pageBase.String()
@@ -187,6 +190,10 @@ func clean(n *html.Node) {
 			if c.Type == html.ElementNode {
 				scrubLinks(c)
 			}
+			if c.Type == html.ElementNode && c.DataAtom == atom.A && isPermalinkMarker(c) {
+				n.RemoveChild(c)
+				break
+			}
 			clean(c)
 		}
 		c = next
@@ -248,17 +255,34 @@ func hiddenByStyle(style string) bool {
 }
 
 // scrubLinks removes href, src and poster values with a script or data
-// scheme, so they never reach the Markdown.
+// scheme, so they never reach the Markdown. A link that loses its target
+// becomes plain text (the converter would otherwise point it at the page).
 func scrubLinks(n *html.Node) {
 	kept := n.Attr[:0]
+	dropped := false
 	for _, a := range n.Attr {
 		k := strings.ToLower(a.Key)
 		if (k == "href" || k == "src" || k == "poster" || k == "srcset" || k == "action") && badScheme(a.Val) {
+			dropped = true
 			continue
 		}
 		kept = append(kept, a)
 	}
 	n.Attr = kept
+	if dropped && n.DataAtom == atom.A {
+		n.DataAtom, n.Data, n.Attr = atom.Span, "span", nil
+	}
+}
+
+// isPermalinkMarker reports the "¶" or "#" anchors documentation
+// generators put after headings: they only link to the heading itself.
+func isPermalinkMarker(a *html.Node) bool {
+	if cls, _ := attr(a, "class"); strings.Contains(" "+cls+" ", " headerlink ") {
+		return true
+	}
+	href, _ := attr(a, "href")
+	text := strings.TrimSpace(textOf(a))
+	return strings.HasPrefix(href, "#") && (text == "¶" || text == "#" || text == "§")
 }
 
 func badScheme(v string) bool {
