@@ -228,3 +228,35 @@ func checkKey(t *testing.T, s string) {
 		}
 	}
 }
+
+// FuzzReturnedAddresses: never panics, returns only well-formed keys, each
+// once, and never one whose address stands in the arguments.
+func FuzzReturnedAddresses(f *testing.F) {
+	f.Add("See https://a.example/x and https://b.example/", `{"query":"https://b.example/"}`)
+	f.Add("https://a.example/?a=1&amp;b=2", `{"q":["x",{"y":"https://a.example/?a=1&b=2"}]}`)
+	f.Add("http://[::1]/", `not json`)
+	f.Fuzz(func(t *testing.T, content, args string) {
+		keys := ReturnedAddresses(content, json.RawMessage(args))
+		echoed := map[string]bool{}
+		for _, v := range argumentValues(json.RawMessage(args)) {
+			for _, a := range FindWebAddresses(v) {
+				if k, ok := RequestKey(a); ok {
+					echoed[k] = true
+				}
+			}
+		}
+		seen := map[string]bool{}
+		for _, k := range keys {
+			if again, ok := RequestKey(k); !ok || again != k {
+				t.Fatalf("%q is not a request key", k)
+			}
+			if seen[k] {
+				t.Fatalf("%q returned twice", k)
+			}
+			seen[k] = true
+			if echoed[k] {
+				t.Fatalf("%q is an echo of the arguments %s", k, args)
+			}
+		}
+	})
+}

@@ -67,6 +67,11 @@ type Message struct {
 // Its methods are safe for concurrent use. The exported fields belong to
 // whoever holds the thread; while a request runs, add messages through
 // AddMessage only.
+//
+// A thread is stored through its JSON form. A store keeping the
+// requirements in columns of its own restores them by calling the Require
+// methods on a fresh thread: from the zero value each one sets its
+// requirement exactly.
 type Thread struct {
 	ID           string
 	Title        string
