@@ -277,7 +277,7 @@ func (t *Thread) MarshalJSON() ([]byte, error) {
 		Updated:            t.Updated,
 		RequiredConfidence: t.requiredConfidence.String(),
 		DataSecurity:       t.dataSecurity.String(),
-		Messages:           t.Messages,
+		Messages:           append([]Message(nil), t.Messages...),
 	}
 	if t.outbound.Set {
 		j.Outbound = &outboundJSON{
