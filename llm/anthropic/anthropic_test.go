@@ -37,6 +37,7 @@ func TestParseStream(t *testing.T) {
 	}{
 		{name: "error event in a 200 stream", stream: sse(start, `{"type":"ping"}`, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
 			wantErr: "Overloaded"},
+		{name: "error object without an event name", stream: sse(start) + "data: {\"error\":{\"message\":\"Overloaded too\"}}\n\n", wantErr: "Overloaded too"},
 		{name: "no stop reason, no message_stop", stream: sse(start, `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`, deltaEv("0", `{"type":"text_delta","text":"Hi"}`)),
 			wantErr: "ended before the message was complete"},
 		{name: "empty", stream: "", wantErr: "ended before the message was complete"},

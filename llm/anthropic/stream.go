@@ -173,6 +173,11 @@ func parseStream(r io.Reader, onText func(string)) (*result, error) {
 			done = true
 		case "error":
 			return nil, fmt.Errorf("the provider reported an error in the stream: %s", llm.ErrorMessage(data))
+		case "":
+			if len(ev.Error) > 0 && !bytes.Equal(ev.Error, []byte("null")) {
+				// An error object without an event name.
+				return nil, fmt.Errorf("the provider reported an error in the stream: %s", llm.ErrorMessage(data))
+			}
 		}
 		if typ == "message_stop" {
 			break
