@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -66,6 +67,17 @@ type adapter struct {
 	// user message when the next round starts.
 	pending []json.RawMessage
 	texts   []string
+	// noStrict is set once the host refused strict tools.
+	noStrict bool
+}
+
+// rejectsStrict reports whether err is a bad request about strict tools,
+// sent with a body that asked for them.
+func rejectsStrict(err error, body []byte) bool {
+	var he *llm.HTTPError
+	return errors.As(err, &he) && he.StatusCode == http.StatusBadRequest &&
+		strings.Contains(strings.ToLower(he.Message), "strict") &&
+		bytes.Contains(body, []byte(`"strict":true`))
 }
 
 func (a *adapter) model() string {
@@ -125,8 +137,10 @@ func (a *adapter) buildBody(opts llm.RoundOptions) ([]byte, error) {
 				schema = json.RawMessage(`{"type":"object","properties":{}}`)
 			}
 			// Anthropic reads the schema as written and binds the input
-			// to it in strict mode, with no conversion.
-			tools = append(tools, tool{Name: spec.Name, Description: spec.Description, InputSchema: schema, Strict: spec.Strict})
+			// to it in strict mode, with no conversion; strict is kept
+			// only where the host binds.
+			strict := spec.Strict && a.p.Caps.EnforcesStrictToolSchemas && !a.noStrict
+			tools = append(tools, tool{Name: spec.Name, Description: spec.Description, InputSchema: schema, Strict: strict})
 		}
 		body["tools"] = tools
 	} else {
@@ -197,6 +211,16 @@ func (a *adapter) Round(ctx context.Context, opts llm.RoundOptions, onText func(
 		return nil, fmt.Errorf("writing the Messages request: %w", err)
 	}
 	resp, stop, err := send(ctx, a.tr, a.p.BaseURL+"messages", a.header(), body, a.opts.IdleTimeout)
+	if err != nil && !a.noStrict && rejectsStrict(err, body) {
+		// An older model refuses strict tools: ask again without strict
+		// mode, for the whole run. The schemas are the same either way.
+		a.opts.Logger.Warn("the model refuses strict tools; asking without strict mode", "model", a.model())
+		a.noStrict = true
+		if body, err = a.buildBody(opts); err != nil {
+			return nil, fmt.Errorf("writing the Messages request: %w", err)
+		}
+		resp, stop, err = send(ctx, a.tr, a.p.BaseURL+"messages", a.header(), body, a.opts.IdleTimeout)
+	}
 	if err != nil {
 		return nil, err
 	}

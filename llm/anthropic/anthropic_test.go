@@ -131,7 +131,8 @@ func newAdapter(t *testing.T, req llm.Request, answers ...string) (llm.Adapter, 
 		exs = append(exs, exchange{status: 200, contentType: "text/event-stream", body: []byte(a)})
 	}
 	srv := newReplayServer(t, exs)
-	p := llm.Provider{Kind: "anthropic", BaseURL: srv.URL + "/", APIKey: "k", Model: "claude-sonnet-4-5", Caps: llm.Capabilities{API: llm.Messages}}
+	p := llm.Provider{Kind: "anthropic", BaseURL: srv.URL + "/", APIKey: "k", Model: "claude-sonnet-4-5",
+		Caps: llm.Capabilities{API: llm.Messages, EnforcesStrictToolSchemas: true}}
 	return New(p, req, loopbackTransport(t)), srv
 }
 
@@ -248,6 +249,38 @@ func TestResultsInOneMessage(t *testing.T) {
 	if texts := a.RecordedTexts(); strings.Join(texts, "|") != "a|{}|b|{}|one|two" {
 		t.Errorf("recorded texts %q", texts)
 	}
+}
+
+// A host which does not bind gets no strict flag; a model which refuses
+// strict tools is asked again without, for the rest of the run.
+func TestStrictFallbacks(t *testing.T) {
+	req := llm.Request{Tools: []llm.ToolSpec{{Name: "a", Strict: true, Parameters: json.RawMessage(`{"type":"object"}`)}}}
+	t.Run("host does not bind", func(t *testing.T) {
+		srv := newReplayServer(t, []exchange{{status: 200, contentType: "text/event-stream", body: []byte(sse(start, stop))}})
+		a := New(llm.Provider{BaseURL: srv.URL + "/", Caps: llm.Capabilities{API: llm.Messages}}, req, loopbackTransport(t))
+		if _, err := a.Round(context.Background(), llm.RoundOptions{IncludeTools: true}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(srv.body(0)), `"strict"`) {
+			t.Errorf("strict sent to a host that does not bind: %s", srv.body(0))
+		}
+	})
+	t.Run("model refuses strict", func(t *testing.T) {
+		srv := newReplayServer(t, []exchange{
+			{status: 400, contentType: "application/json", body: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"tools.0.strict: Extra inputs are not permitted"}}`)},
+			{status: 200, contentType: "text/event-stream", body: []byte(sse(start, stop))},
+			{status: 200, contentType: "text/event-stream", body: []byte(sse(start, stop))},
+		})
+		a := New(llm.Provider{BaseURL: srv.URL + "/", Caps: llm.Capabilities{API: llm.Messages, EnforcesStrictToolSchemas: true}}, req, loopbackTransport(t))
+		for i := 0; i < 2; i++ {
+			if _, err := a.Round(context.Background(), llm.RoundOptions{IncludeTools: true}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !strings.Contains(string(srv.body(0)), `"strict":true`) || strings.Contains(string(srv.body(1)), `"strict"`) || strings.Contains(string(srv.body(2)), `"strict"`) {
+			t.Errorf("bodies:\n%s\n%s\n%s", srv.body(0), srv.body(1), srv.body(2))
+		}
+	})
 }
 
 func TestWholeJSONAnswer(t *testing.T) {

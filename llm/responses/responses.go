@@ -148,16 +148,18 @@ type functionTool struct {
 	Strict      bool            `json:"strict"`
 }
 
-// functionTool writes one function flat. OpenAI binds the output to the
-// schema in strict mode, so strict is kept as the definition says, with the
-// schema converted for it.
+// functionTool writes one function flat. Strict mode is a promise of the
+// host: where it binds the output to the schema (OpenAI does, in both of
+// its APIs) strict is kept as the definition says, with the schema
+// converted for it; any other host gets the schema as written with
+// strict:false.
 func (a *adapter) functionTool(spec llm.ToolSpec) functionTool {
 	params := spec.Parameters
 	if len(bytes.TrimSpace(params)) == 0 {
 		params = json.RawMessage(`{"type":"object","properties":{}}`)
 	}
 	ft := functionTool{Type: "function", Name: spec.Name, Description: spec.Description, Parameters: params}
-	if spec.Strict {
+	if spec.Strict && a.p.Caps.EnforcesStrictToolSchemas {
 		conv, err := tool.StrictSchema(params)
 		if err != nil {
 			// The schema as written still works; only the binding is lost.

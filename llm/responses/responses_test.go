@@ -130,6 +130,28 @@ func TestCalls(t *testing.T) {
 	}
 }
 
+// Strict mode is the host's promise: a host which does not bind gets the
+// schema as written with strict:false, one which does gets it converted.
+func TestStrictOnlyWhereTheHostBinds(t *testing.T) {
+	spec := llm.ToolSpec{Name: "w", Strict: true, Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}`)}
+	for _, binds := range []bool{false, true} {
+		caps := llm.Capabilities{API: llm.Responses, EnforcesStrictToolSchemas: binds}
+		a, srv := newAdapter(t, caps, llm.Request{Tools: []llm.ToolSpec{spec}}, answer(textItem))
+		if _, err := a.Round(context.Background(), llm.RoundOptions{IncludeTools: true}, nil); err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Tools []functionTool `json:"tools"`
+		}
+		json.Unmarshal(srv.body(0), &body)
+		tl := body.Tools[0]
+		converted := strings.Contains(string(tl.Parameters), `"required":["a"]`) && strings.Contains(string(tl.Parameters), `"null"`)
+		if tl.Strict != binds || converted != binds {
+			t.Errorf("host binds %v: strict %v, parameters %s", binds, tl.Strict, tl.Parameters)
+		}
+	}
+}
+
 func TestUsageOnlyForKnownItems(t *testing.T) {
 	a, _ := newAdapter(t, plainCaps, llm.Request{}, answer(textItem), answer(textItem, `{"type":"web_search_call","id":"ws_1","status":"completed"}`))
 	r1, err := a.Round(context.Background(), llm.RoundOptions{}, nil)
@@ -157,7 +179,7 @@ func TestRequestRules(t *testing.T) {
 			Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"additionalProperties":true}`)}},
 		Extra: map[string]any{"tool_choice": "auto", "include": []any{"message.output_text.logprobs"}, "input": "x", "parallel_tool_calls": true},
 	}
-	reasoning := llm.Capabilities{API: llm.Responses, ToolCalling: true, Reasoning: llm.ReasoningResponsesItems}
+	reasoning := llm.Capabilities{API: llm.Responses, EnforcesStrictToolSchemas: true, ToolCalling: true, Reasoning: llm.ReasoningResponsesItems}
 	a, srv := newAdapter(t, reasoning, req, answer(textItem), answer(textItem))
 	if _, err := a.Round(context.Background(), llm.RoundOptions{IncludeTools: true}, nil); err != nil {
 		t.Fatal(err)
