@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -22,9 +23,24 @@ type ArgumentError struct {
 	Argument string
 	// Message is the whole refusal as the model reads it.
 	Message string
+	// logMessage says what was refused without repeating anything the
+	// model wrote; see LogValue.
+	logMessage string
 }
 
 func (e *ArgumentError) Error() string { return e.Message }
+
+// LogValue keeps refused values out of logs: a refusal repeats what the
+// model sent, which may carry a mail's subject, a folder or a secret, and
+// the executor logs every failed call. Logged with log/slog, a refusal
+// shows only which argument was refused and why, never its value. A
+// refusal built by hand (without the reader) logs only the argument name.
+func (e *ArgumentError) LogValue() slog.Value {
+	if e.logMessage != "" {
+		return slog.StringValue(e.logMessage)
+	}
+	return slog.StringValue(fmt.Sprintf("argument '%s' was refused", cutChars(e.Argument, echoLimit)))
+}
 
 // AsArgumentError reports whether err is, or wraps, an argument refusal.
 func AsArgumentError(err error) (*ArgumentError, bool) {
@@ -92,8 +108,8 @@ func optional(name, whenLeftOut string) argSpec {
 }
 
 // refuse builds the refusal, adding for an optional argument that leaving
-// it out is always possible.
-func (s argSpec) refuse(format string, a ...any) error {
+// it out is always possible. reason is what the log shows.
+func (s argSpec) refuse(reason, format string, a ...any) error {
 	msg := fmt.Sprintf(format, a...)
 	if s.optional {
 		if w := strings.TrimSpace(s.whenLeftOut); w != "" {
@@ -102,19 +118,21 @@ func (s argSpec) refuse(format string, a ...any) error {
 			msg += " Leaving it out is always possible."
 		}
 	}
-	return &ArgumentError{Argument: s.name, Message: msg}
+	return &ArgumentError{Argument: s.name, Message: msg, logMessage: fmt.Sprintf("argument '%s' was refused: %s", s.name, reason)}
 }
 
 func (s argSpec) wrong(expectation string, raw json.RawMessage) error {
-	return s.refuse("Argument '%s' must be %s, but was %s.", s.name, expectation, Echo(raw))
+	return s.refuse("not a valid value", "Argument '%s' must be %s, but was %s.", s.name, expectation, Echo(raw))
 }
 
 func (s argSpec) wrongItem(expectation string, raw json.RawMessage) error {
-	return s.refuse("Every value of argument '%s' must be %s, but one was %s.", s.name, expectation, Echo(raw))
+	return s.refuse("a list item is not a valid value", "Every value of argument '%s' must be %s, but one was %s.", s.name, expectation, Echo(raw))
 }
 
 func (s argSpec) missing(expectation string) error {
-	return &ArgumentError{Argument: s.name, Message: fmt.Sprintf("Argument '%s' is required but missing. It must be %s.", s.name, expectation)}
+	return &ArgumentError{Argument: s.name,
+		Message:    fmt.Sprintf("Argument '%s' is required but missing. It must be %s.", s.name, expectation),
+		logMessage: fmt.Sprintf("argument '%s' was refused: missing", s.name)}
 }
 
 // Args are the arguments of one call, read without guessing: a wrong value
@@ -157,7 +175,9 @@ func ReadArgs(raw json.RawMessage) (*Args, error) {
 			return nil, fmt.Errorf("the arguments are not valid JSON: %w", err)
 		}
 		if _, dup := a.values[name]; dup {
-			return nil, &ArgumentError{Argument: name, Message: fmt.Sprintf("Argument '%s' was given more than once. Give it once.", cutChars(name, echoLimit))}
+			return nil, &ArgumentError{Argument: name,
+				Message:    fmt.Sprintf("Argument '%s' was given more than once. Give it once.", cutChars(name, echoLimit)),
+				logMessage: "an argument was given more than once"}
 		}
 		a.names = append(a.names, name)
 		a.values[name] = v
@@ -215,9 +235,13 @@ func (a *Args) RefuseUnknown(known ...string) error {
 			continue
 		}
 		if len(known) == 0 {
-			return &ArgumentError{Argument: n, Message: fmt.Sprintf("Argument '%s' is not known: this tool takes no arguments. Leave it out.", cutChars(n, echoLimit))}
+			return &ArgumentError{Argument: n,
+				Message:    fmt.Sprintf("Argument '%s' is not known: this tool takes no arguments. Leave it out.", cutChars(n, echoLimit)),
+				logMessage: "an unknown argument was refused"}
 		}
-		return &ArgumentError{Argument: n, Message: fmt.Sprintf("Argument '%s' is not known. The known arguments are %s. Leave it out or use one of those.", cutChars(n, echoLimit), strings.Join(known, ", "))}
+		return &ArgumentError{Argument: n,
+			Message:    fmt.Sprintf("Argument '%s' is not known. The known arguments are %s. Leave it out or use one of those.", cutChars(n, echoLimit), strings.Join(known, ", ")),
+			logMessage: "an unknown argument was refused"}
 	}
 	return nil
 }
@@ -275,13 +299,13 @@ func readString(s argSpec, raw json.RawMessage, rule StringRule) (string, error)
 func checkRule(s argSpec, v string, rule StringRule) error {
 	if rule.MaxChars > 0 {
 		if n := utf8.RuneCountInString(v); n > rule.MaxChars {
-			return s.refuse("Argument '%s' may be at most %d characters long, but had %d.", s.name, rule.MaxChars, n)
+			return s.refuse("too long", "Argument '%s' may be at most %d characters long, but had %d.", s.name, rule.MaxChars, n)
 		}
 	}
 	if rule.SingleLine {
 		for _, r := range v {
 			if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
-				return s.refuse("Argument '%s' must not contain control characters such as line breaks. Write it as a single line.", s.name)
+				return s.refuse("not a single line", "Argument '%s' must not contain control characters such as line breaks. Write it as a single line.", s.name)
 			}
 		}
 	}
@@ -616,7 +640,7 @@ func readList[T comparable](s argSpec, raw json.RawMessage, expectation string, 
 		return nil, s.wrong(expectation, raw)
 	}
 	if len(items) == 0 {
-		return nil, s.refuse("Argument '%s' must not be an empty list; it must be %s.", s.name, expectation)
+		return nil, s.refuse("empty list", "Argument '%s' must not be an empty list; it must be %s.", s.name, expectation)
 	}
 	out := make([]T, 0, len(items))
 	seen := make(map[T]bool, len(items))

@@ -1,7 +1,9 @@
 package tool
 
 import (
+	"bytes"
 	"encoding/json"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -487,4 +489,34 @@ func FuzzReadArgs(f *testing.F) {
 		}
 		_ = a.RefuseUnknown("q")
 	})
+}
+
+// A refusal repeats what the model sent; logged, it must not.
+func TestRefusalLogsNoValue(t *testing.T) {
+	const secret = "Subject: salary review"
+	a := mustArgs(t, `{"folder":"`+secret+`","page":"`+secret+`","`+secret+`":1,"list":["`+secret+`"]}`)
+	var errs []error
+	_, err := a.RequiredChoice("folder", []string{"inbox"})
+	errs = append(errs, err)
+	_, err = a.Page(3)
+	errs = append(errs, err)
+	errs = append(errs, a.RefuseUnknown("folder", "page", "list"))
+	_, err = a.RequiredChoices("list", []string{"x"})
+	errs = append(errs, err)
+	_, err = a.RequiredString("folder", StringRule{MaxChars: 3})
+	errs = append(errs, err)
+	errs = append(errs, &ArgumentError{Argument: "folder", Message: "Folder " + secret + " is unknown."})
+	for _, err := range errs {
+		if !strings.Contains(err.Error(), "salary") && !strings.Contains(err.Error(), "at most 3") {
+			t.Errorf("the refusal for the model lost the value: %v", err)
+		}
+		var buf bytes.Buffer
+		slog.New(slog.NewJSONHandler(&buf, nil)).Warn("tool execution failed", "error", err)
+		if strings.Contains(buf.String(), "salary") {
+			t.Errorf("the log repeats the value: %s", buf.String())
+		}
+		if !strings.Contains(buf.String(), "refused") {
+			t.Errorf("the log does not say what happened: %s", buf.String())
+		}
+	}
 }

@@ -26,7 +26,7 @@ func (a *Args) Page(lastPage int) (int, error) {
 	}
 	if page > lastPage {
 		s := optional(PageArgument, whenLeftOut)
-		return 0, s.refuse("Argument '%s' must be at most %d, the last page there is, but was %d.", PageArgument, lastPage, page)
+		return 0, s.refuse("beyond the last page", "Argument '%s' must be at most %d, the last page there is, but was %d.", PageArgument, lastPage, page)
 	}
 	return page, nil
 }
