@@ -251,6 +251,7 @@ func replayOne(t *testing.T, path string) (host string, rounds int) {
 	}
 	recorded := len(exs)
 	srv := newReplayServer(t, append(exs, exchange{status: 200, contentType: "text/event-stream", body: []byte(closing)}))
+	defer validateSent(t, srv)
 	req := requestFrom(t, exs[0].request)
 	p := llm.Provider{Kind: "anthropic", BaseURL: srv.URL + "/v1/", APIKey: "test-key", Model: req.Model,
 		Caps: llm.Capabilities{API: llm.Messages, ToolCalling: true, Reasoning: llm.ReasoningThinkingBlocks}}
@@ -450,5 +451,19 @@ func compareRequest(t *testing.T, i int, sent, recorded []byte) {
 	got, want := essentials(t, sent), essentials(t, recorded)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("request %d essentials differ\n got: %q\nwant: %q", i, got, want)
+	}
+}
+
+// validateSent checks every request Steward sent during a replay against
+// the request schema of the API.
+func validateSent(t *testing.T, srv *replayServer) {
+	t.Helper()
+	srv.mu.Lock()
+	bodies := append([][]byte(nil), srv.bodies...)
+	srv.mu.Unlock()
+	for i, b := range bodies {
+		if err := validate(t, b); err != nil {
+			t.Errorf("request %d does not validate against CreateMessageParams: %v\n%.2000s", i, err, b)
+		}
 	}
 }

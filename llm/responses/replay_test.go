@@ -254,6 +254,7 @@ func replayOne(t *testing.T, path string) (host string, rounds int) {
 		host = u.Host
 	}
 	srv := newReplayServer(t, exs)
+	defer validateSent(t, srv)
 	req := requestFrom(t, exs[0].request)
 	p := llm.Provider{Kind: "openai", BaseURL: srv.URL + "/v1/", APIKey: "test-key", Model: req.Model,
 		Caps: llm.Capabilities{API: llm.Responses, ToolCalling: true}}
@@ -440,4 +441,18 @@ func compact(t *testing.T, raw []byte) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// validateSent checks every request Steward sent during a replay against
+// the request schema of the API.
+func validateSent(t *testing.T, srv *replayServer) {
+	t.Helper()
+	srv.mu.Lock()
+	bodies := append([][]byte(nil), srv.bodies...)
+	srv.mu.Unlock()
+	for i, b := range bodies {
+		if err := validate(t, b); err != nil {
+			t.Errorf("request %d does not validate against CreateResponse: %v\n%.2000s", i, err, b)
+		}
+	}
 }
