@@ -36,10 +36,17 @@ type entry struct {
 	isError   bool
 }
 
+// failer is what the fakes need of a test: *testing.T or *rapid.T.
+type failer interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // scripted is a fake llm.Adapter that plays a script and records what the
 // loop records, checking the contract as it goes.
 type scripted struct {
-	t       *testing.T
+	t       failer
 	steps   []step
 	next    int
 	opts    []llm.RoundOptions

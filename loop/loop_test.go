@@ -900,10 +900,9 @@ func BenchmarkLoopScripted10Rounds(b *testing.B) {
 	}
 	steps = append(steps, step{deltas: strings.Fields(strings.Repeat("word ", 20)), usage: llm.Usage{InputTokens: 100, OutputTokens: 20}})
 	l := loop.New(loop.Options{})
-	t := &testing.T{}
 	b.ReportAllocs()
 	for b.Loop() {
-		a := &scripted{t: t, steps: steps}
+		a := &scripted{t: b, steps: steps}
 		res, err := l.Run(context.Background(), a, loop.RunContext{Tools: tools, Chat: &fakeChat{}}, nil)
 		if err != nil || res.Rounds != 10 {
 			b.Fatalf("run: %v after %d rounds", err, res.Rounds)
