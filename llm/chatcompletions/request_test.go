@@ -48,8 +48,14 @@ func chatRequestSchema(t *testing.T) *jsonschema.Schema {
 			specErr = fmt.Errorf("parsing the spec: %w", err)
 			return
 		}
-		// Round-trip through JSON so the compiler sees JSON values only.
-		j, err := json.Marshal(normalizeYAML(doc))
+		// Keep only the schemas CreateChatCompletionRequest reaches, and
+		// round-trip through JSON so the compiler sees JSON values only.
+		pruned, err := reachableSchemas(normalizeYAML(doc), "CreateChatCompletionRequest")
+		if err != nil {
+			specErr = err
+			return
+		}
+		j, err := json.Marshal(pruned)
 		if err != nil {
 			specErr = err
 			return
@@ -71,6 +77,48 @@ func chatRequestSchema(t *testing.T) *jsonschema.Schema {
 		t.Fatalf("compiling CreateChatCompletionRequest: %v", specErr)
 	}
 	return specSchema
+}
+
+// reachableSchemas returns a document holding the named schema and every
+// schema its "#/components/schemas/…" references reach.
+func reachableSchemas(doc any, root string) (any, error) {
+	all, _ := doc.(map[string]any)["components"].(map[string]any)["schemas"].(map[string]any)
+	if all == nil {
+		return nil, fmt.Errorf("the spec has no components.schemas")
+	}
+	const prefix = "#/components/schemas/"
+	keep := map[string]any{}
+	todo := []string{root}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if ref, ok := e.(string); ok && k == "$ref" && strings.HasPrefix(ref, prefix) {
+					todo = append(todo, strings.TrimPrefix(ref, prefix))
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	for len(todo) > 0 {
+		name := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if _, done := keep[name]; done {
+			continue
+		}
+		s, ok := all[name]
+		if !ok {
+			return nil, fmt.Errorf("the spec references a missing schema %q", name)
+		}
+		keep[name] = s
+		walk(s)
+	}
+	return map[string]any{"components": map[string]any{"schemas": keep}}, nil
 }
 
 func validateRequest(t *testing.T, body []byte) {
