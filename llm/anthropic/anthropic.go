@@ -69,6 +69,9 @@ type adapter struct {
 	texts   []string
 	// noStrict is set once the host refused strict tools.
 	noStrict bool
+	// toolBlocks is set once the conversation holds tool_use and
+	// tool_result blocks.
+	toolBlocks bool
 }
 
 // rejectsStrict reports whether err is a bad request about strict tools,
@@ -129,25 +132,41 @@ func (a *adapter) buildBody(opts llm.RoundOptions) ([]byte, error) {
 		return nil, err
 	}
 	body["messages"] = msgs
-	if opts.IncludeTools && len(a.req.Tools) > 0 {
-		tools := make([]tool, 0, len(a.req.Tools))
-		for _, spec := range a.req.Tools {
-			schema := spec.Parameters
-			if len(bytes.TrimSpace(schema)) == 0 {
-				schema = json.RawMessage(`{"type":"object","properties":{}}`)
-			}
-			// Anthropic reads the schema as written and binds the input
-			// to it in strict mode, with no conversion; strict is kept
-			// only where the host binds.
-			strict := spec.Strict && a.p.Caps.EnforcesStrictToolSchemas && !a.noStrict
-			tools = append(tools, tool{Name: spec.Name, Description: spec.Description, InputSchema: schema, Strict: strict})
-		}
-		body["tools"] = tools
-	} else {
+	switch {
+	case len(a.req.Tools) == 0:
+		delete(body, "tool_choice")
+	case opts.IncludeTools:
+		body["tools"] = a.tools()
+	case a.toolBlocks:
+		// Anthropic refuses a conversation holding tool_use or
+		// tool_result blocks without tool definitions ("Requests which
+		// include tool_use or tool_result blocks must define tools"). So
+		// the tools go along, and tool_choice none keeps the model from
+		// calling any of them.
+		body["tools"] = a.tools()
+		body["tool_choice"] = map[string]string{"type": "none"}
+	default:
 		// A tool choice without tools is a bad request.
 		delete(body, "tool_choice")
 	}
 	return marshal(body)
+}
+
+// tools writes the function definitions.
+func (a *adapter) tools() []tool {
+	tools := make([]tool, 0, len(a.req.Tools))
+	for _, spec := range a.req.Tools {
+		schema := spec.Parameters
+		if len(bytes.TrimSpace(schema)) == 0 {
+			schema = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		// Anthropic reads the schema as written and binds the input to it
+		// in strict mode, with no conversion; strict is kept only where
+		// the host binds.
+		strict := spec.Strict && a.p.Caps.EnforcesStrictToolSchemas && !a.noStrict
+		tools = append(tools, tool{Name: spec.Name, Description: spec.Description, InputSchema: schema, Strict: strict})
+	}
+	return tools
 }
 
 // messageList is the chat so far plus the messages recorded during the run.
@@ -274,6 +293,7 @@ type toolResult struct {
 func (a *adapter) RecordToolResult(callID, content string, isError bool) {
 	b, _ := marshal(toolResult{Type: "tool_result", ToolUseID: callID, Content: content, IsError: isError})
 	a.pending = append(a.pending, b)
+	a.toolBlocks = true
 	a.texts = append(a.texts, content)
 }
 

@@ -283,6 +283,36 @@ func TestStrictFallbacks(t *testing.T) {
 	})
 }
 
+// The final round runs without tools, but Anthropic refuses a conversation
+// with tool blocks and no tool definitions: the tools go along with
+// tool_choice none.
+func TestFinalRoundAfterToolBlocks(t *testing.T) {
+	first := sse(start, `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"w","input":{}}}`, stopReason("tool_use"), stop)
+	req := llm.Request{Tools: []llm.ToolSpec{{Name: "w", Parameters: json.RawMessage(`{"type":"object"}`)}},
+		Extra: map[string]any{"tool_choice": map[string]any{"type": "auto"}}}
+	a, srv := newAdapter(t, req, first, sse(start, stop))
+	round, err := a.Round(context.Background(), llm.RoundOptions{IncludeTools: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.RecordAssistantTurn()
+	a.RecordToolResult(round.Calls[0].ID, "limit reached", false)
+	if _, err := a.Round(context.Background(), llm.RoundOptions{FinalInstruction: "Answer now."}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Tools      []map[string]any `json:"tools"`
+		ToolChoice map[string]any   `json:"tool_choice"`
+	}
+	json.Unmarshal(srv.body(1), &body)
+	if len(body.Tools) != 1 || body.ToolChoice["type"] != "none" {
+		t.Errorf("tools %v tool_choice %v, want the tools with tool_choice none", body.Tools, body.ToolChoice)
+	}
+	if err := validate(t, srv.body(1)); err != nil {
+		t.Error(err)
+	}
+}
+
 func TestWholeJSONAnswer(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
