@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -90,40 +91,52 @@ func (k ContentKind) String() string {
 func (k ContentKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // Timings are how long the phases of a retrieval took, summed over hops.
+// In JSON they are milliseconds: {"dns_ms":…,"connect_ms":…,"total_ms":…}.
 type Timings struct {
 	DNS     time.Duration // name lookups
 	Connect time.Duration // TCP connection attempts (TLS not included)
 	Total   time.Duration // from the call to the extracted page
 }
 
-// Page is one retrieved page.
+// MarshalJSON writes the timings in milliseconds.
+func (t Timings) MarshalJSON() ([]byte, error) {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return json.Marshal(struct {
+		DNS     float64 `json:"dns_ms"`
+		Connect float64 `json:"connect_ms"`
+		Total   float64 `json:"total_ms"`
+	}{ms(t.DNS), ms(t.Connect), ms(t.Total)})
+}
+
+// Page is one retrieved page. Its JSON form is what `steward read --json`
+// prints (times in RFC 3339, omitted when unknown).
 type Page struct {
-	RequestedURL string
-	FinalURL     string // after redirects
-	Title        string
-	Description  string
-	Authors      []string
-	Language     string
-	Published    time.Time // zero when unknown
-	Modified     time.Time // zero when unknown
-	ContentKind  ContentKind
+	RequestedURL string      `json:"requested_url"`
+	FinalURL     string      `json:"final_url"` // after redirects
+	Title        string      `json:"title,omitempty"`
+	Description  string      `json:"description,omitempty"`
+	Authors      []string    `json:"authors,omitempty"`
+	Language     string      `json:"language,omitempty"`
+	Published    time.Time   `json:"published,omitzero"` // zero when unknown
+	Modified     time.Time   `json:"modified,omitzero"`  // zero when unknown
+	ContentKind  ContentKind `json:"content_kind"`
 	// Markdown is the extracted main content (HTMLPage) or the document
 	// (TextDocument), untruncated and unfiltered.
-	Markdown  string
-	MediaType string // without parameters, e.g. "text/html"
+	Markdown  string `json:"markdown"`
+	MediaType string `json:"media_type"` // without parameters, e.g. "text/html"
 	// RequiredConfidence is policy.High when an allow-listed private host
 	// was read, else policy.None.
-	RequiredConfidence policy.Confidence
+	RequiredConfidence policy.Confidence `json:"required_confidence"`
 	// PrivateTarget reports that some hop resolved to a non-public address
 	// (possible under AllowList and UserChosen).
-	PrivateTarget bool
+	PrivateTarget bool `json:"private_target"`
 	// OriginalChars is the length of Markdown in runes (Unicode code
 	// points), for reporting truncation.
-	OriginalChars int
-	StatusCode    int
-	Redirects     int
-	RetrievedAt   time.Time
-	Timings       Timings
+	OriginalChars int       `json:"original_chars"`
+	StatusCode    int       `json:"status_code"`
+	Redirects     int       `json:"redirects"`
+	RetrievedAt   time.Time `json:"retrieved_at"`
+	Timings       Timings   `json:"timings"`
 }
 
 // pin is what a hop's check decided for one host:port.

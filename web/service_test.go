@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -391,5 +392,75 @@ func TestStatusError(t *testing.T) {
 	var se *StatusError
 	if !errors.As(err, &se) || se.Code != 410 || err.Error() != "the server returned HTTP 410 (Gone)" {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestPageJSON is the shape `steward read --json` prints.
+func TestPageJSON(t *testing.T) {
+	p := &Page{RequestedURL: "http://a.example/", FinalURL: "http://a.example/b", ContentKind: TextDocument,
+		Markdown: "x", RequiredConfidence: policy.High, Published: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Timings: Timings{DNS: 1500 * time.Microsecond, Connect: 2 * time.Millisecond, Total: time.Second}}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"content_kind":"TEXT_DOCUMENT"`, `"required_confidence":"HIGH"`,
+		`"published":"2026-01-02T03:04:05Z"`, `"timings":{"dns_ms":1.5,"connect_ms":2,"total_ms":1000}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON %s lacks %s", b, want)
+		}
+	}
+	if strings.Contains(string(b), `"modified"`) || strings.Contains(string(b), `"title"`) {
+		t.Errorf("JSON %s has fields that should be omitted when empty", b)
+	}
+}
+
+// TestHTMLCharset decodes a page declared in a meta tag as windows-1252.
+func TestHTMLCharset(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<html><head><meta charset=\"windows-1252\"><title>Caf\xe9</title></head><body><article><p>" +
+			strings.Repeat("Cr\xe8me br\xfbl\xe9e \x96 a dessert. ", 20) + "</p></article></body></html>"))
+	}))
+	defer srv.Close()
+	page, err := NewService(ServiceOptions{}).Retrieve(context.Background(), srv.URL, Options{Policy: UserChosen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.Title != "Café" || !strings.Contains(page.Markdown, "Crème brûlée – a dessert.") {
+		t.Errorf("title %q, markdown %q", page.Title, page.Markdown[:60])
+	}
+}
+
+// TestConcurrentRetrieve shares one Service between goroutines.
+func TestConcurrentRetrieve(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, "<html><head><title>%s</title></head><body><article><p>%s</p></article></body></html>",
+			r.URL.Path, strings.Repeat("Some words for the body of this page. ", 30))
+	}))
+	defer srv.Close()
+	s := NewService(ServiceOptions{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			path := fmt.Sprintf("/p%d", i)
+			page, err := s.Retrieve(context.Background(), srv.URL+path, Options{Policy: UserChosen})
+			if err != nil {
+				errs <- err
+				return
+			}
+			if page.Title != path {
+				errs <- fmt.Errorf("title %q, want %q", page.Title, path)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

@@ -1,8 +1,6 @@
 package web
 
 import (
-	"net/netip"
-	"net/url"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -77,78 +75,4 @@ func FuzzTruncate(f *testing.F) {
 			t.Fatalf("missing marker: %q", got)
 		}
 	})
-}
-
-// FuzzAddressChecks runs the URL and address checks on arbitrary input:
-// they must never panic, and whatever they accept under PublicOnly must be
-// an http(s) URL whose host is public or resolved by name.
-func FuzzAddressChecks(f *testing.F) {
-	for _, c := range addressBattery() {
-		f.Add(c.url)
-	}
-	f.Add("http://[::ffff:1.2.3.4]:65536/")
-	f.Add("https://xn--/")
-	f.Add("http://a..b/")
-	f.Add("http://\u00a0/")
-	f.Fuzz(func(t *testing.T, raw string) {
-		u, err := url.Parse(raw)
-		if err != nil {
-			return
-		}
-		h, err := normalizeHost(u.Hostname())
-		if err != nil {
-			return
-		}
-		if h.ip.IsValid() {
-			_ = classify(h.ip)
-			for _, e := range embeddedIPv4(h.ip) {
-				_ = classify(e)
-			}
-		} else {
-			if strings.Trim(h.name, "abcdefghijklmnopqrstuvwxyz0123456789-._") != "" {
-				t.Fatalf("normalized name %q has characters outside [a-z0-9-._]", h.name)
-			}
-			if endsInNumber(h.name) {
-				t.Fatalf("numeric host %q passed normalization", h.name)
-			}
-		}
-		_ = RedactURL(u)
-	})
-}
-
-func FuzzClassify(f *testing.F) {
-	f.Add([]byte{127, 0, 0, 1})
-	f.Add([]byte{0x20, 0x02, 0x7f, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1})
-	f.Add([]byte{0x20, 0x01, 0, 0, 0x41, 0x36, 0xe3, 0x78, 0x80, 0, 0x63, 0xbf, 0x80, 0xff, 0xff, 0xfe})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		ip, ok := addrFromBytes(b)
-		if !ok {
-			return
-		}
-		c := classify(ip)
-		// Checked against the standard library's own predicates: nothing
-		// public may be loopback, private, link-local, multicast or
-		// unspecified, mapped or not.
-		for _, x := range []netip.Addr{ip, ip.Unmap()} {
-			if c == classPublic && (x.IsLoopback() || x.IsPrivate() || x.IsLinkLocalUnicast() ||
-				x.IsLinkLocalMulticast() || x.IsMulticast() || x.IsUnspecified() || x.IsInterfaceLocalMulticast()) {
-				t.Fatalf("%v classified public", ip)
-			}
-		}
-		if c == classPublic && publicGuard.SafeAddr(ip) != nil {
-			t.Fatalf("%v classified public but the ssrf guardian denies it", ip)
-		}
-		for _, e := range embeddedIPv4(ip) {
-			if c == classPublic && (e.IsLoopback() || e.IsPrivate() || e.IsUnspecified()) {
-				t.Fatalf("%v classified public but carries %v", ip, e)
-			}
-		}
-	})
-}
-
-func addrFromBytes(b []byte) (netip.Addr, bool) {
-	if len(b) != 4 && len(b) != 16 {
-		return netip.Addr{}, false
-	}
-	return netip.AddrFromSlice(b)
 }
