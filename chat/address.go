@@ -59,6 +59,13 @@ func findRaw(text string, yield func(string)) {
 		p += len("://")
 		end := p
 		for end < len(text) {
+			if c := text[end]; c < utf8.RuneSelf {
+				if asciiStop[c] {
+					break
+				}
+				end++
+				continue
+			}
 			r, size := utf8.DecodeRuneInString(text[end:])
 			if isAddressStop(r) {
 				break
@@ -73,26 +80,33 @@ func findRaw(text string, yield func(string)) {
 }
 
 // indexScheme returns the index of the first "http://" or "https://" in s,
-// in any case, or -1.
+// in any case, or -1. It looks for "://" first, which is fast, and then at
+// what stands before it.
 func indexScheme(s string) int {
-	for i := 0; i+len("http://") <= len(s); i++ {
-		c := s[i]
-		if c != 'h' && c != 'H' {
-			continue
+	from := 0
+	for {
+		k := strings.Index(s[from:], "://")
+		if k < 0 {
+			return -1
 		}
-		if !strings.EqualFold(s[i:i+4], "http") {
-			continue
+		k += from
+		if k >= 5 && strings.EqualFold(s[k-5:k], "https") {
+			return k - 5
 		}
-		p := i + 4
-		if p < len(s) && (s[p] == 's' || s[p] == 'S') {
-			p++
+		if k >= 4 && strings.EqualFold(s[k-4:k], "http") {
+			return k - 4
 		}
-		if strings.HasPrefix(s[p:], "://") {
-			return i
-		}
+		from = k + 3
 	}
-	return -1
 }
+
+// asciiStop marks the ASCII characters which end an address.
+var asciiStop = func() (t [utf8.RuneSelf]bool) {
+	for c := rune(0); c < utf8.RuneSelf; c++ {
+		t[c] = isAddressStop(c)
+	}
+	return t
+}()
 
 func isAddressStop(r rune) bool {
 	switch r {

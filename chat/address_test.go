@@ -3,6 +3,7 @@ package chat
 import (
 	"encoding/json"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode"
@@ -257,6 +258,36 @@ func FuzzReturnedAddresses(f *testing.F) {
 			if echoed[k] {
 				t.Fatalf("%q is an echo of the arguments %s", k, args)
 			}
+		}
+	})
+}
+
+// referenceFinder is the harness's pattern as a regular expression, with
+// Unicode white space spelled out as unicode.IsSpace knows it.
+var referenceFinder = regexp.MustCompile("(?i)https?://[^\\s\\x{0B}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}<>\"'`{}|\\\\^]+")
+
+// FuzzFinderMatchesPattern compares the hand-written scanner with the
+// pattern it implements.
+func FuzzFinderMatchesPattern(f *testing.F) {
+	for _, s := range []string{
+		"a https://x.example/b c", "HTTPS://A\u3000b", "http://\u0085x", "https://a\xffb", "httphttps://a", "https://https://a",
+		"http:// x", "x://y http://z", "https://a\\b^c|d{e}f`g'h\"i<j>k",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		var got []string
+		findRaw(text, func(a string) { got = append(got, a) })
+		var want []string
+		for _, m := range referenceFinder.FindAllString(text, -1) {
+			// The pattern needs one character after "://"; trimming may
+			// leave none.
+			if a := trimAddress(m); len(a) > strings.Index(a, "://")+3 {
+				want = append(want, a)
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("text %q: scanner found %q, pattern %q", text, got, want)
 		}
 	})
 }
