@@ -681,3 +681,59 @@ func TestLoopbackIdleStreamIsAnError(t *testing.T) {
 		t.Errorf("stop %q text %q", res.Stop, res.Text)
 	}
 }
+
+func TestLoopbackResponsesTwoCalls(t *testing.T) {
+	var ran []string
+	mk := func(name string) *fakeTool {
+		return newTool(name, policy.NoOutbound, func(_ context.Context, _ json.RawMessage, ec tool.ExecContext) (tool.Result, error) {
+			ran = append(ran, ec.CallID)
+			return tool.Result{Text: name + " done"}, nil
+		})
+	}
+	tools := offer(mk("first"), mk("second"))
+	completed1 := `{"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[` +
+		`{"type":"function_call","id":"fc_1","call_id":"call_1","name":"second","arguments":"{}","status":"completed"},` +
+		`{"type":"function_call","id":"fc_2","call_id":"call_2","name":"first","arguments":"{\"a\":1}","status":"completed"}` +
+		`],"usage":{"input_tokens":10,"output_tokens":4}}}`
+	completed2 := `{"type":"response.completed","response":{"id":"resp_2","status":"completed","output":[` +
+		`{"type":"message","id":"msg_2","role":"assistant","status":"completed","content":[{"type":"output_text","text":"All done.","annotations":[]}]}` +
+		`],"usage":{"input_tokens":30,"output_tokens":3}}}`
+	s := newSSEServer(t,
+		reply{events: []string{completed1}},
+		reply{events: []string{`{"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"All done."}`, completed2}},
+	)
+	s.path = "/v1/responses"
+	p, err := llm.WithAPI(llm.KindOpenAI.Provider("gpt-4o", s.srv.URL+"/v1/", "test-key"), llm.Responses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := llm.Request{Model: "gpt-4o", Messages: []llm.Message{{Role: llm.RoleUser, Text: "Hi"}}, Tools: loop.ToolSpecs(tools)}
+	a := responses.New(p, req, &llm.Transport{Client: s.srv.Client()})
+	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "All done." || !slices.Equal(ran, []string{"call_1", "call_2"}) {
+		t.Errorf("text %q, ran %v", res.Text, ran)
+	}
+	var body struct {
+		Input []struct {
+			Type   string `json:"type"`
+			CallID string `json:"call_id"`
+			Output string `json:"output"`
+		} `json:"input"`
+	}
+	if err := json.Unmarshal(s.requests()[1], &body); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range body.Input {
+		if it.Type == "function_call" || it.Type == "function_call_output" {
+			got = append(got, it.Type+":"+it.CallID+":"+it.Output)
+		}
+	}
+	want := []string{"function_call:call_1:", "function_call:call_2:", "function_call_output:call_1:second done", "function_call_output:call_2:first done"}
+	if !slices.Equal(got, want) {
+		t.Errorf("follow-up items %v, want %v", got, want)
+	}
+}
