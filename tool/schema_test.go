@@ -198,6 +198,8 @@ func TestStrictSchemaGolden(t *testing.T) {
 		{"member_order", `{"additionalProperties":false,"required":["z"],"properties":{"z":{"description":"Z","type":"string"},"a":{"enum":["x"],"type":"string","description":"A"}},"type":"object","description":"Ordered."}`},
 		// Definitions are converted as well.
 		{"defs", `{"type":"object","properties":{"p":{"$ref":"#/$defs/point"}},"required":["p"],"additionalProperties":false,"$defs":{"point":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"}},"required":["x"],"additionalProperties":false}}}`},
+		// An optional reference moves into an anyOf with a null branch.
+		{"optional_ref", `{"type":"object","properties":{"from":{"$ref":"#/$defs/point","description":"Start."},"to":{"$ref":"#/$defs/point"}},"required":["to"],"additionalProperties":false,"$defs":{"point":{"type":"object","properties":{"x":{"type":"number"}},"required":["x"],"additionalProperties":false}}}`},
 	}
 	for _, h := range handWritten {
 		cases[h.name] = json.RawMessage(h.raw)

@@ -17,7 +17,8 @@ import (
 //
 // For every object schema, at every depth:
 //   - an optional property of type T becomes ["T","null"], or "null" is
-//     added to its type array (to its anyOf when it has no type);
+//     added to its type array; without a type, a {"type":"null"} branch
+//     joins its anyOf, and a lone $ref moves into such an anyOf;
 //   - null is inserted first into its enum, when it has one; array items are
 //     left alone;
 //   - "required" then lists every property, in property order;
@@ -227,9 +228,27 @@ func makeNullable(prop *jsonNode) bool {
 			changed = true
 		}
 	case t == nil:
-		if alts := prop.get("anyOf"); alts != nil && alts.kind == jsonArray && !anyOfAllowsNull(alts) {
-			alts.elems = append(alts.elems, &jsonNode{kind: jsonObject, keys: []string{"type"}, vals: []*jsonNode{newString("null")}})
-			changed = true
+		if alts := prop.get("anyOf"); alts != nil {
+			if alts.kind == jsonArray && !anyOfAllowsNull(alts) {
+				alts.elems = append(alts.elems, nullSchema())
+				changed = true
+			}
+		} else if prop.get("$ref") != nil {
+			// Strict mode allows no keywords beside $ref, so the reference
+			// moves into an anyOf with a null branch; the description stays.
+			ref := &jsonNode{kind: jsonObject}
+			var keys []string
+			var vals []*jsonNode
+			for i, k := range prop.keys {
+				if k == "description" {
+					keys, vals = append(keys, k), append(vals, prop.vals[i])
+					continue
+				}
+				ref.keys, ref.vals = append(ref.keys, k), append(ref.vals, prop.vals[i])
+			}
+			prop.keys = append(keys, "anyOf")
+			prop.vals = append(vals, &jsonNode{kind: jsonArray, elems: []*jsonNode{ref, nullSchema()}})
+			return true
 		}
 	}
 	if enum := prop.get("enum"); enum != nil && enum.kind == jsonArray {
@@ -246,6 +265,10 @@ func makeNullable(prop *jsonNode) bool {
 		}
 	}
 	return changed
+}
+
+func nullSchema() *jsonNode {
+	return &jsonNode{kind: jsonObject, keys: []string{"type"}, vals: []*jsonNode{newString("null")}}
 }
 
 func hasString(elems []*jsonNode, s string) bool {
