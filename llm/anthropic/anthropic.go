@@ -45,10 +45,14 @@ func NewWithOptions(p llm.Provider, req llm.Request, tr *llm.Transport, o Option
 	return &adapter{p: p, req: req, tr: tr, opts: o}
 }
 
-// reserved are the top-level parameters the adapter sets itself; extra
-// parameters from configuration never override them.
-var reserved = map[string]bool{
-	"model": true, "messages": true, "system": true, "stream": true, "tools": true,
+// reserved reports whether the adapter sets the top-level parameter k
+// itself; extra parameters from configuration never override those.
+func reserved(k string) bool {
+	switch k {
+	case "model", "messages", "system", "stream", "tools":
+		return true
+	}
+	return false
 }
 
 type adapter struct {
@@ -106,7 +110,7 @@ type message struct {
 func (a *adapter) buildBody(opts llm.RoundOptions) ([]byte, error) {
 	body := make(map[string]any, len(a.req.Extra)+6)
 	for k, v := range a.req.Extra {
-		if !reserved[k] {
+		if !reserved(k) {
 			body[k] = v
 		}
 	}

@@ -45,11 +45,14 @@ func NewWithOptions(p llm.Provider, req llm.Request, tr *llm.Transport, o Option
 // Models that do not reason reject it, hence only for those that do.
 const includeEncrypted = "reasoning.encrypted_content"
 
-// reserved are the top-level parameters the adapter sets itself; extra
-// parameters from configuration never override them.
-var reserved = map[string]bool{
-	"model": true, "input": true, "stream": true, "store": true, "tools": true,
-	"parallel_tool_calls": true,
+// reserved reports whether the adapter sets the top-level parameter k
+// itself; extra parameters from configuration never override those.
+func reserved(k string) bool {
+	switch k {
+	case "model", "input", "stream", "store", "tools", "parallel_tool_calls":
+		return true
+	}
+	return false
 }
 
 type adapter struct {
@@ -91,7 +94,7 @@ func (a *adapter) model() string {
 func (a *adapter) buildBody(opts llm.RoundOptions) ([]byte, error) {
 	body := make(map[string]any, len(a.req.Extra)+6)
 	for k, v := range a.req.Extra {
-		if !reserved[k] {
+		if !reserved(k) {
 			body[k] = v
 		}
 	}

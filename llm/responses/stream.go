@@ -33,7 +33,6 @@ type event struct {
 	Response    json.RawMessage `json:"response"`
 	Annotation  json.RawMessage `json:"annotation"`
 	Message     string          `json:"message"`
-	Code        any             `json:"code"`
 	Error       json.RawMessage `json:"error"`
 }
 
@@ -43,15 +42,16 @@ type annotation struct {
 	Title string `json:"title"`
 }
 
-// wanted are the events parseStream reads; others are skipped unread.
-var wanted = map[string]bool{
-	"response.output_text.delta":            true,
-	"response.output_text.annotation.added": true,
-	"response.output_item.done":             true,
-	"response.completed":                    true,
-	"response.incomplete":                   true,
-	"response.failed":                       true,
-	"error":                                 true,
+// wanted reports whether parseStream reads events of type t; others are
+// skipped unread.
+func wanted(t string) bool {
+	switch t {
+	case "response.output_text.delta", "response.output_text.annotation.added",
+		"response.output_item.done", "response.completed", "response.incomplete",
+		"response.failed", "error":
+		return true
+	}
+	return false
 }
 
 // peekType reads the event type when it is the first member, as OpenAI
@@ -92,7 +92,7 @@ func parseStream(r io.Reader, onText func(string)) (*result, error) {
 		}
 		if t, ok := peekType(data); ok {
 			switch {
-			case !wanted[t]:
+			case !wanted(t):
 				// Most events (the echoes of the request in
 				// response.created, argument deltas, part bookkeeping)
 				// carry nothing the round needs; the whole output comes
