@@ -16,6 +16,7 @@ import (
 	"github.com/stewardhq/steward/settings"
 	"github.com/stewardhq/steward/store"
 	"github.com/stewardhq/steward/tool"
+	"github.com/stewardhq/steward/web"
 )
 
 // Options say where Steward finds its configuration and data.
@@ -30,6 +31,9 @@ type Options struct {
 	Logger *slog.Logger
 	// HTTPClient talks to providers; nil uses a default client.
 	HTTPClient *http.Client
+	// Web configures the page retrieval service; the zero value is the
+	// production service. Tests inject a resolver and a dialer here.
+	Web web.ServiceOptions
 }
 
 // App is Steward, wired.
@@ -48,15 +52,16 @@ type App struct {
 	Logger           *slog.Logger
 	HTTPClient       *http.Client
 
-	getenv  func(string) string
-	defs    map[string]tool.Definition
-	webOnce webParts
+	getenv     func(string) string
+	defs       map[string]tool.Definition
+	webOnce    webParts
+	webOptions web.ServiceOptions
 }
 
 // Open reads the configuration and builds everything a run needs. A plugin
 // that fails is reported in a.Org.Problems and does not stop Steward.
 func Open(ctx context.Context, opts Options) (*App, error) {
-	a := &App{getenv: opts.Getenv, Logger: opts.Logger, HTTPClient: opts.HTTPClient}
+	a := &App{getenv: opts.Getenv, Logger: opts.Logger, HTTPClient: opts.HTTPClient, webOptions: opts.Web}
 	if a.getenv == nil {
 		a.getenv = os.Getenv
 	}
@@ -114,6 +119,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 }
 
 func (a *App) knownToolField(toolID, field string) bool {
+	if toolID+"."+field == wikiSettingKey {
+		return true
+	}
 	d, ok := a.defs[toolID]
 	if !ok {
 		return false

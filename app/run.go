@@ -78,25 +78,15 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 		t.Title = titleFrom(turn.Text)
 	}
 	res := &TurnResult{}
-	selected := turn.Selected
-	if selected == nil {
-		selected = a.User.SelectedTools
-	}
 	if !turn.NoTools {
-		res.Offered, res.Blocked = a.Registry.Runnable(ctx, registry.Request{
-			Component:   registry.ComponentChat,
-			Selected:    selected,
-			MayRunTools: true,
-			Provider:    a.registryProvider(p),
-			Chat:        t,
-		})
+		res.Offered, res.Blocked = a.Registry.Runnable(ctx, a.RunnableRequest(t, p, turn.Selected))
 	}
 	system := t.SystemPrompt
 	if instr := a.Registry.Instructions(res.Offered); instr != "" {
 		system = strings.TrimSpace(system) + "\n\n" + instr
 	}
 	t.SetLastSystemPrompt(system)
-	req := llm.Request{Model: p.Model, System: system, Extra: p.Extra, Tools: ToolSpecs(res.Offered)}
+	req := llm.Request{Model: p.Model, System: system, Extra: p.Extra, Tools: loop.ToolSpecs(res.Offered)}
 	for _, m := range t.History() {
 		text := m.Text
 		if m.Role == chat.RoleUser {
@@ -124,8 +114,7 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 	if strings.TrimSpace(result.Text) != "" || len(result.Traces) > 0 {
 		msg := chat.Message{Role: chat.RoleAssistant, Text: result.Text, Time: time.Now().UTC()}
 		for _, tr := range result.Traces {
-			msg.Traces = append(msg.Traces, chat.Trace{Order: tr.Order, ToolID: tr.ToolID, ToolName: tr.Name, CallID: tr.CallID,
-				Status: string(tr.Status), StatusMessage: tr.StatusMessage, Arguments: traceArgs(tr)})
+			msg.Traces = append(msg.Traces, tr.Stored())
 		}
 		for _, s := range loop.ToolSources(result.Sources) {
 			msg.Sources = append(msg.Sources, tool.Source{Title: s.Title, URL: s.URL})
@@ -133,14 +122,6 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 		t.AddMessage(msg)
 	}
 	return res, runErr
-}
-
-func traceArgs(tr loop.Trace) string {
-	var parts []string
-	for _, a := range tr.Arguments {
-		parts = append(parts, a.Name+"="+a.Value)
-	}
-	return strings.Join(parts, ", ")
 }
 
 func (a *App) mailboxName(id string) (string, bool) {
@@ -164,19 +145,10 @@ func (a *App) registryProvider(p *ResolvedProvider) registry.Provider {
 // RegistryProvider is what the registry needs to know of p.
 func (a *App) RegistryProvider(p *ResolvedProvider) registry.Provider { return a.registryProvider(p) }
 
-// ToolSpecs turns offered tools into what the adapters send.
-func ToolSpecs(offered []tool.Offered) []llm.ToolSpec {
-	var specs []llm.ToolSpec
-	for _, o := range offered {
-		specs = append(specs, llm.ToolSpec{Name: o.Function.Name, Description: o.Function.Description, Parameters: o.Function.Parameters, Strict: o.Function.Strict()})
-	}
-	return specs
-}
-
 // CountToolTokens counts what the offered tools and their instructions add
 // to a request.
 func (a *App) CountToolTokens(model string, offered []tool.Offered) (int, error) {
-	return tokens.CountTools(model, ToolSpecs(offered), a.Registry.Instructions(offered))
+	return tokens.CountTools(model, loop.ToolSpecs(offered), a.Registry.Instructions(offered))
 }
 
 func withDocuments(m chat.Message) string {

@@ -1,13 +1,51 @@
 package app
 
 import (
+	"net/url"
+	"strings"
+
 	"github.com/stewardhq/steward/registry"
 	"github.com/stewardhq/steward/tool"
+	"github.com/stewardhq/steward/tools/webpage"
 )
+
+// wikiSettingKey is search_confluence's base URL. search_confluence itself
+// is not built yet, but read_web_page already reads the configured wiki: a
+// chat restricted after reading mails may still open its pages.
+const wikiSettingKey = "search_confluence.baseUrl"
 
 // buildTools constructs every tool Steward ships.
 func (a *App) buildTools() ([]tool.Tool, error) {
-	return nil, nil
+	return []tool.Tool{
+		webpage.New(webpage.Deps{Web: a.WebService(), Guard: a.Filter(), Wiki: a.wiki, Logger: a.Logger}),
+	}, nil
+}
+
+// wiki returns the configured Confluence wiki, if any: an organization's
+// value first, then the user's.
+func (a *App) wiki() (*url.URL, bool) {
+	v := ""
+	if a.Org != nil {
+		if m, ok := a.Org.Settings[wikiSettingKey]; ok {
+			v, _ = m.Value.(string)
+		}
+	}
+	if v == "" && a.User != nil {
+		id, field, _ := strings.Cut(wikiSettingKey, ".")
+		v, _ = a.User.ToolValue(id, field)
+	}
+	if v == "" {
+		return nil, false
+	}
+	u, err := url.Parse(strings.TrimSpace(v))
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		a.Logger.Warn("the configured wiki address is not an https base URL without user, query or fragment; it is ignored", "setting", wikiSettingKey)
+		return nil, false
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	return u, true
 }
 
 // collections are the declared tool collections.

@@ -23,7 +23,11 @@ type webParts struct {
 func (a *App) web() *webParts {
 	a.webOnce.once.Do(func() {
 		w := &a.webOnce
-		w.service = web.NewService(web.ServiceOptions{Logger: a.Logger})
+		o := a.webOptions
+		if o.Logger == nil {
+			o.Logger = a.Logger
+		}
+		w.service = web.NewService(o)
 		w.filter = guard.New(guard.Options{Logger: a.Logger, Reporter: guard.ReporterFunc(func(r guard.Report) {
 			w.mu.Lock()
 			w.reports = append(w.reports, r)

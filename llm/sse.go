@@ -28,7 +28,7 @@ type SSEReader struct {
 
 // NewSSEReader reads events from r.
 func NewSSEReader(r io.Reader) *SSEReader {
-	return &SSEReader{r: bufio.NewReaderSize(r, 64*1024)}
+	return &SSEReader{r: bufio.NewReaderSize(r, 4096)}
 }
 
 // MaxSSELine caps one line, so a host which never sends a newline cannot

@@ -21,7 +21,11 @@ func openApp(cmd *cobra.Command, e env) (*app.App, error) {
 	if debug || e.getenv("STEWARD_DEBUG") != "" {
 		logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	return app.Open(cmd.Context(), app.Options{ConfigDir: cfgDir, DataDir: dataDir, Getenv: e.getenv, Logger: logger})
+	opts := app.Options{ConfigDir: cfgDir, DataDir: dataDir, Getenv: e.getenv, Logger: logger}
+	if e.tweak != nil {
+		e.tweak(&opts)
+	}
+	return app.Open(cmd.Context(), opts)
 }
 
 func addProviderFlags(cmd *cobra.Command) {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/stewardhq/steward/app"
 )
 
 // Exit codes.
@@ -33,6 +35,9 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// tweak adjusts the app's options; only in-process tests set it, to
+	// inject a resolver and dialer that keep traffic on loopback.
+	tweak func(*app.Options)
 }
 
 func main() {
