@@ -17,8 +17,11 @@ type jsonNode struct {
 	elems []*jsonNode
 	// raw is a scalar's JSON text.
 	raw []byte
-	// str is a string scalar's value.
-	str string
+	// str is a string's value; for a parsed string value it is set only
+	// once text decodes it.
+	str     string
+	escaped bool
+	decoded bool
 }
 
 type jsonKind int
@@ -103,7 +106,7 @@ func (p *treeParser) value(depth int) (*jsonNode, error) {
 				p.pos++
 				p.skipSpace()
 			}
-			key, err := p.str()
+			key, err := p.str(true)
 			if err != nil {
 				return nil, err
 			}
@@ -135,7 +138,7 @@ func (p *treeParser) value(depth int) (*jsonNode, error) {
 			n.elems = append(n.elems, v)
 		}
 	case '"':
-		return p.str()
+		return p.str(false)
 	default:
 		start := p.pos
 		for p.pos < len(p.data) {
@@ -153,8 +156,10 @@ func (p *treeParser) value(depth int) (*jsonNode, error) {
 	}
 }
 
-// str reads a string at p.pos.
-func (p *treeParser) str() (*jsonNode, error) {
+// str reads a string at p.pos. A key is decoded at once; a value only
+// when asked for (see text), since most values, descriptions above all,
+// are written back unchanged.
+func (p *treeParser) str(isKey bool) (*jsonNode, error) {
 	start := p.pos
 	p.pos++
 	escaped := false
@@ -172,14 +177,41 @@ func (p *treeParser) str() (*jsonNode, error) {
 	}
 	n := p.node(jsonString)
 	n.raw = p.data[start:p.pos:p.pos]
-	if !escaped {
-		n.str = string(n.raw[1 : len(n.raw)-1])
-		return n, nil
-	}
-	if err := json.Unmarshal(n.raw, &n.str); err != nil {
-		return nil, err
+	n.escaped = escaped
+	if isKey {
+		return n, n.decode()
 	}
 	return n, nil
+}
+
+// decode sets str from raw.
+func (n *jsonNode) decode() error {
+	n.decoded = true
+	if !n.escaped {
+		n.str = string(n.raw[1 : len(n.raw)-1])
+		return nil
+	}
+	return json.Unmarshal(n.raw, &n.str)
+}
+
+// text returns a string node's value.
+func (n *jsonNode) text() string {
+	if n.raw != nil && !n.decoded {
+		// raw passed json.Valid, so decoding cannot fail.
+		_ = n.decode()
+	}
+	return n.str
+}
+
+// is reports whether n is the string s, without decoding when it can.
+func (n *jsonNode) is(s string) bool {
+	if n.kind != jsonString {
+		return false
+	}
+	if n.raw != nil && !n.escaped {
+		return string(n.raw[1:len(n.raw)-1]) == s
+	}
+	return n.text() == s
 }
 
 func newString(s string) *jsonNode { return &jsonNode{kind: jsonString, str: s} }

@@ -248,8 +248,8 @@ func checkStrict(t *testing.T, raw json.RawMessage) {
 					t.Errorf("%s: required does not list every property", path)
 				} else {
 					for i, k := range props.keys {
-						if req.elems[i].str != k {
-							t.Errorf("%s: required[%d] = %q, want %q", path, i, req.elems[i].str, k)
+						if req.elems[i].text() != k {
+							t.Errorf("%s: required[%d] = %q, want %q", path, i, req.elems[i].text(), k)
 						}
 					}
 				}

@@ -137,11 +137,11 @@ func isObjectSchema(n *jsonNode) bool {
 		return false
 	}
 	if t.kind == jsonString {
-		return t.str == "object"
+		return t.is("object")
 	}
 	if t.kind == jsonArray {
 		for _, e := range t.elems {
-			if e.kind == jsonString && e.str == "object" {
+			if e.is("object") {
 				return true
 			}
 		}
@@ -164,10 +164,11 @@ func strictObject(n *jsonNode, path *schemaPath) (bool, error) {
 			if e.kind != jsonString {
 				return false, fmt.Errorf("%s.required must be an array of property names", path)
 			}
-			if props.get(e.str) == nil {
-				return false, fmt.Errorf("%s.required names %q, which is not a property", path, e.str)
+			name := e.text()
+			if props.get(name) == nil {
+				return false, fmt.Errorf("%s.required names %q, which is not a property", path, name)
 			}
-			required = append(required, e.str)
+			required = append(required, name)
 		}
 	}
 	anyOptional := false
@@ -218,7 +219,7 @@ func makeNullable(prop *jsonNode) bool {
 	changed := false
 	switch t := prop.get("type"); {
 	case t != nil && t.kind == jsonString:
-		if t.str != "null" {
+		if !t.is("null") {
 			prop.set("type", &jsonNode{kind: jsonArray, elems: []*jsonNode{t, newString("null")}})
 			changed = true
 		}
@@ -273,7 +274,7 @@ func nullSchema() *jsonNode {
 
 func hasString(elems []*jsonNode, s string) bool {
 	for _, e := range elems {
-		if e.kind == jsonString && e.str == s {
+		if e.is(s) {
 			return true
 		}
 	}
@@ -282,7 +283,7 @@ func hasString(elems []*jsonNode, s string) bool {
 
 func anyOfAllowsNull(alts *jsonNode) bool {
 	for _, a := range alts.elems {
-		if t := a.get("type"); t != nil && ((t.kind == jsonString && t.str == "null") || (t.kind == jsonArray && hasString(t.elems, "null"))) {
+		if t := a.get("type"); t != nil && (t.is("null") || (t.kind == jsonArray && hasString(t.elems, "null"))) {
 			return true
 		}
 	}
