@@ -81,7 +81,19 @@ func rejectsEncrypted(err error) bool {
 		strings.Contains(strings.ToLower(he.Message), "encrypted content")
 }
 
-func (a *adapter) reasons() bool { return a.p.Caps.Reasoning == llm.ReasoningResponsesItems }
+// reasons reports whether the model emits reasoning items. The catalogue
+// marks every Responses provider so; for OpenAI's own models the
+// catalogue's API choice tells the reasoning ones (Responses by default)
+// from the others (gpt-4o, gpt-4.1…), which reject encrypted reasoning.
+func (a *adapter) reasons() bool {
+	if a.p.Caps.Reasoning != llm.ReasoningResponsesItems {
+		return false
+	}
+	if llm.Kind(a.p.Kind) == llm.KindOpenAI {
+		return llm.OpenAIAPIForModel(a.model()) == llm.Responses
+	}
+	return true
+}
 
 func (a *adapter) model() string {
 	if a.req.Model != "" {

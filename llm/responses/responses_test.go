@@ -43,6 +43,9 @@ func TestParseStream(t *testing.T) {
 		{name: "incomplete counts as the round", stream: sse(created, `{"type":"response.output_text.delta","delta":"Partial"}`,
 			`{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Partial"}]}]}}`),
 			wantText: "Partial", wantItems: 1},
+		{name: "refusal", stream: sse(created, `{"type":"response.refusal.delta","delta":"I can't help with that."}`,
+			`{"type":"response.completed","response":{"status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"refusal","refusal":"I can't help with that."}]}]}}`),
+			wantText: "I can't help with that.", wantItems: 1},
 		{name: "annotations", stream: sse(created, `{"type":"response.output_text.delta","delta":"See"}`,
 			`{"type":"response.output_text.annotation.added","annotation":{"type":"url_citation","url":"https://example.org/a","title":"A"}}`,
 			`{"type":"response.completed","response":{"status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"See","annotations":[{"type":"url_citation","url":"https://example.org/b","title":"B"}]}]}]}}`),
@@ -173,7 +176,7 @@ func TestUsageOnlyForKnownItems(t *testing.T) {
 
 func TestRequestRules(t *testing.T) {
 	req := llm.Request{
-		Model:  "gpt-4o",
+		Model:  "o4-mini",
 		System: "Be brief.",
 		Tools: []llm.ToolSpec{{Name: "open", Strict: true, Description: "Allows more.",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"additionalProperties":true}`)}},
@@ -237,6 +240,31 @@ func TestEncryptedReasoningRefused(t *testing.T) {
 	}
 	if len(bodies) != 3 {
 		t.Errorf("%d requests, want 3 (refused, retried, then without include)", len(bodies))
+	}
+}
+
+// OpenAI's models that do not reason are not asked for encrypted
+// reasoning, even when the provider speaks Responses for them.
+func TestNoEncryptedReasoningForModelsThatDoNotReason(t *testing.T) {
+	caps := llm.Capabilities{API: llm.Responses, Reasoning: llm.ReasoningResponsesItems}
+	for _, tt := range []struct {
+		kind, model string
+		want        bool
+	}{
+		{"openai", "gpt-4o", false},
+		{"openai", "gpt-4.1-mini", false},
+		{"openai", "o4-mini", true},
+		{"openai", "gpt-5", true},
+		{"other", "gpt-4o", true},
+	} {
+		srv := newReplayServer(t, []exchange{{status: 200, contentType: "text/event-stream", body: []byte(answer(textItem))}})
+		a := New(llm.Provider{Kind: tt.kind, BaseURL: srv.URL + "/", Model: tt.model, Caps: caps}, llm.Request{}, loopbackTransport(t))
+		if _, err := a.Round(context.Background(), llm.RoundOptions{}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(srv.body(0)), includeEncrypted); got != tt.want {
+			t.Errorf("%s %s: include sent %v, want %v", tt.kind, tt.model, got, tt.want)
+		}
 	}
 }
 

@@ -46,7 +46,7 @@ type annotation struct {
 // skipped unread.
 func wanted(t string) bool {
 	switch t {
-	case "response.output_text.delta", "response.output_text.annotation.added",
+	case "response.output_text.delta", "response.refusal.delta", "response.output_text.annotation.added",
 		"response.output_item.done", "response.completed", "response.incomplete",
 		"response.failed", "error":
 		return true
@@ -118,7 +118,8 @@ func parseStream(r io.Reader, onText func(string)) (*result, error) {
 			typ = msg.Event
 		}
 		switch typ {
-		case "response.output_text.delta":
+		case "response.output_text.delta", "response.refusal.delta":
+			// A refusal is the model's answer too, and the user reads it.
 			if ev.Delta != "" {
 				res.streamed.WriteString(ev.Delta)
 				onText(ev.Delta)
