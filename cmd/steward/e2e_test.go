@@ -293,3 +293,59 @@ func TestProviderErrorIsOneClearLine(t *testing.T) {
 		t.Fatalf("exit %d stderr %q", r.code, r.stderr)
 	}
 }
+
+func TestToolsShowsWhyAProviderIsBlocked(t *testing.T) {
+	home := t.TempDir()
+	writeOrgPlugin(t, home, "org", "it", `CONFIG["SETTINGS"]["DataTools.MinimumProviderConfidenceByToolId"] = { ["read_web_page"] = "HIGH" }`+"\n")
+	r := steward(t, home, "", []string{"OPENAI_API_KEY=sk-test"}, "tools", "--provider", "openai")
+	if r.code != 0 || !strings.Contains(r.stdout, "not offered to OpenAI") || !strings.Contains(r.stdout, "PROVIDER_CONFIDENCE_TOO_LOW") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = steward(t, home, "", nil, "tools", "--provider", "ollama", "--json")
+	var out struct {
+		Tools []struct {
+			ID      string `json:"id"`
+			Offered *bool  `json:"offered"`
+		} `json:"tools"`
+		Tokens int `json:"tool_tokens"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	found := false
+	for _, tl := range out.Tools {
+		if tl.ID == "read_web_page" {
+			found = true
+			if tl.Offered == nil || !*tl.Offered {
+				t.Fatalf("a self-hosted (HIGH) provider must be offered read_web_page: %s", r.stdout)
+			}
+		}
+	}
+	if !found || out.Tokens <= 0 {
+		t.Fatalf("catalogue or token count missing: %s", r.stdout)
+	}
+}
+
+func TestSettingsSetRefusedOnLockedField(t *testing.T) {
+	home := t.TempDir()
+	writeOrgPlugin(t, home, "org", "it", `CONFIG["SETTINGS"]["read_web_page.timeoutSeconds"] = "30"`+"\n")
+	r := steward(t, home, "", nil, "settings", "set", "read_web_page.timeoutSeconds", "90")
+	if r.code != 1 || !strings.Contains(r.stderr, `locked by the organization plugin "Plugin it"`) {
+		t.Fatalf("exit %d stderr %q", r.code, r.stderr)
+	}
+	r = steward(t, home, "", nil, "settings", "set", "read_web_page.maxContentCharacters", "20000")
+	if r.code != 0 {
+		t.Fatalf("an unlocked field can be set: %d %q", r.code, r.stderr)
+	}
+	r = steward(t, home, "", nil, "settings", "get", "read_web_page.maxContentCharacters")
+	if !strings.Contains(r.stdout, "= 20000") {
+		t.Fatalf("get: %q", r.stdout)
+	}
+	r = steward(t, home, "", nil, "settings", "get", "read_web_page.timeoutSeconds")
+	if !strings.Contains(r.stdout, "= 30") || !strings.Contains(r.stdout, "locked") {
+		t.Fatalf("get locked: %q", r.stdout)
+	}
+	if r := steward(t, home, "", nil, "settings", "set", "read_web_page.nosuch", "1"); r.code != 2 {
+		t.Fatalf("unknown field: %d", r.code)
+	}
+}
