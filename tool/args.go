@@ -153,7 +153,9 @@ func ReadArgs(raw json.RawMessage) (*Args, error) {
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		return a, nil
 	}
-	notObject := fmt.Errorf("the arguments must be a JSON object such as {\"name\": value}, but were %s", Echo(trimmed))
+	// The value is not repeated: this error is logged, and what the model
+	// sent may carry content that must not reach a log.
+	notObject := errors.New(`the arguments must be a JSON object of named values, such as {"name": "value"}`)
 	if trimmed[0] != '{' {
 		return nil, notObject
 	}
