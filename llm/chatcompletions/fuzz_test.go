@@ -91,7 +91,7 @@ func TestTruncatedRecordingsNeverHang(t *testing.T) {
 	cuts := 0
 	for _, rec := range loadRecordings(t) {
 		for _, in := range rec.Interactions {
-			step := max(1, len(in.Body)/97)
+			step := max(1, len(in.Body)/13)
 			for n := 0; n <= len(in.Body); n += step {
 				done := make(chan struct{})
 				var acc *accumulated
