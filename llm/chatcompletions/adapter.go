@@ -1,6 +1,7 @@
 package chatcompletions
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -290,11 +291,13 @@ func (a *Adapter) Round(ctx context.Context, opts llm.RoundOptions, onText func(
 	r := &idleReader{r: resp.Body, t: idle}
 
 	var acc *accumulated
+	br := bufio.NewReaderSize(r, 64<<10)
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if mt == "application/json" {
-		acc, err = readJSON(r, onText)
+	if mt == "application/json" || startsWithObject(br) {
+		// A host that ignored stream:true, whatever type it declared.
+		acc, err = readJSON(br, onText)
 	} else {
-		acc, err = readSSE(r, onText)
+		acc, err = readSSE(br, onText)
 	}
 	if err != nil {
 		if context.Cause(rctx) == errIdle && ctx.Err() == nil {
@@ -306,6 +309,29 @@ func (a *Adapter) Round(ctx context.Context, opts llm.RoundOptions, onText func(
 		return nil, err
 	}
 	return a.finish(acc), nil
+}
+
+// startsWithObject reports whether the answer's first non-blank byte opens
+// a JSON object; an event stream starts with a field name or a comment.
+func startsWithObject(br *bufio.Reader) bool {
+	for n := 1; n <= 4096; n++ {
+		b, err := br.Peek(n)
+		if len(b) < n {
+			return false
+		}
+		switch c := b[n-1]; c {
+		case ' ', '\t', '\r', '\n':
+			if err != nil {
+				return false
+			}
+			continue
+		case '{':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // finish turns an accumulated answer into the round and keeps its turn.

@@ -483,3 +483,11 @@ func TestHTTPErrorIsWrapped(t *testing.T) {
 		t.Fatalf("err = %v, want a wrapped *llm.HTTPError 400", err)
 	}
 }
+
+func TestJSONAnswerWithWrongContentType(t *testing.T) {
+	body := "\n   \n" + `{"choices":[{"index":0,"message":{"content":"plain"}}]}`
+	round, _, _, err := roundFrom(t, llm.KindLMStudio.Provider("m", "", ""), weatherRequest(), "text/plain", body)
+	if err != nil || round.Text != "plain" {
+		t.Fatalf("round = %+v, err = %v", round, err)
+	}
+}
