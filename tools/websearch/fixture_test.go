@@ -99,7 +99,7 @@ func braveBody(hits []res, more bool, altered string) string {
 	for _, h := range hits {
 		r := map[string]any{
 			"title": h.title, "url": h.url, "is_source_local": false, "is_source_both": false, "description": h.snippet,
-			"profile": map[string]any{"name": "Example", "url": h.url, "long_name": "example.com", "img": "https://imgs.search.brave.com/x.png"},
+			"profile":  map[string]any{"name": "Example", "url": h.url, "long_name": "example.com", "img": "https://imgs.search.brave.com/x.png"},
 			"language": "en", "family_friendly": true, "type": "search_result", "subtype": "generic", "is_live": false,
 			"meta_url": map[string]any{"scheme": "https", "netloc": "news.example.com", "hostname": "news.example.com", "favicon": "https://imgs.search.brave.com/f.png", "path": "› article"},
 		}

@@ -32,8 +32,10 @@ func normalizeURL(raw string) (clean, key string, ok bool) {
 	if scheme != "http" && scheme != "https" {
 		return "", "", false
 	}
-	u.Fragment, u.RawFragment = "", ""
-	clean = u.String()
+	clean = strings.TrimSpace(raw)
+	if i := strings.IndexByte(clean, '#'); i >= 0 {
+		clean = clean[:i]
+	}
 	host := strings.TrimSuffix(u.Hostname(), ".")
 	if host == "" {
 		return "", "", false
