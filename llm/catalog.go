@@ -383,6 +383,19 @@ func (p Provider) WithModel(model string) Provider {
 	return p
 }
 
+// APIKeyFrom returns the key of kind k from the first of its usual
+// environment variables that is set, or "" (always "" for self-hosted
+// kinds, which need none). getenv is usually os.Getenv.
+func (k Kind) APIKeyFrom(getenv func(string) string) string {
+	info, _ := k.Info()
+	for _, env := range info.KeyEnv {
+		if v := strings.TrimSpace(getenv(env)); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
 // FromEnvironment picks the first hosted kind whose API key is set, in
 // catalogue order (OpenAI, Anthropic, Groq, OpenRouter, Hugging Face,
 // Mistral, DeepSeek, xAI, Google, Together, Fireworks, Perplexity, Alibaba),
@@ -394,10 +407,8 @@ func FromEnvironment(getenv func(string) string) (Provider, bool) {
 		if e.SelfHosted {
 			continue
 		}
-		for _, env := range e.KeyEnv {
-			if v := strings.TrimSpace(getenv(env)); v != "" {
-				return e.Kind.Provider("", "", v), true
-			}
+		if v := e.Kind.APIKeyFrom(getenv); v != "" {
+			return e.Kind.Provider("", "", v), true
 		}
 	}
 	return Provider{}, false

@@ -179,3 +179,14 @@ func TestFromEnvironment(t *testing.T) {
 		}
 	}
 }
+
+func TestAPIKeyFrom(t *testing.T) {
+	env := map[string]string{"GOOGLE_API_KEY": "g2", "GEMINI_API_KEY": " g1 ", "HUGGING_FACE_HUB_TOKEN": "h"}
+	getenv := func(k string) string { return env[k] }
+	tests := map[Kind]string{KindGoogle: "g1", KindHuggingFace: "h", KindOpenAI: "", KindOllama: ""}
+	for k, want := range tests {
+		if got := k.APIKeyFrom(getenv); got != want {
+			t.Errorf("%s.APIKeyFrom = %q, want %q", k, got, want)
+		}
+	}
+}
