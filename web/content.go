@@ -70,12 +70,21 @@ func (s *Service) readContent(ctx context.Context, resp *http.Response, final *u
 	if resp.ContentLength > maxBytes {
 		return fmt.Errorf("%w of %d bytes (declared %d bytes)", ErrTooLarge, maxBytes, resp.ContentLength)
 	}
-	body, err := decodedBody(resp)
+	// The wire bytes are capped too, so a stream of empty compressed
+	// members cannot keep the reader busy without producing output.
+	wire := &cappedReader{r: resp.Body, left: maxBytes + 64<<10}
+	body, err := decodedBody(resp.Header, wire)
 	if err != nil {
+		if errors.Is(err, ErrTooLarge) {
+			return fmt.Errorf("%w of %d bytes", ErrTooLarge, maxBytes)
+		}
 		return err
 	}
 	raw, err := io.ReadAll(io.LimitReader(body, maxBytes+1))
 	if err != nil {
+		if errors.Is(err, ErrTooLarge) {
+			return fmt.Errorf("%w of %d bytes", ErrTooLarge, maxBytes)
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -126,9 +135,9 @@ const maxEncodingLayers = 3
 
 // decodedBody undoes the Content-Encoding (gzip, deflate, br), outermost
 // last in the header, as RFC 9110 lists them in the order applied.
-func decodedBody(resp *http.Response) (io.Reader, error) {
+func decodedBody(h http.Header, body io.Reader) (io.Reader, error) {
 	var encs []string
-	for _, v := range resp.Header.Values("Content-Encoding") {
+	for _, v := range h.Values("Content-Encoding") {
 		for _, e := range strings.Split(v, ",") {
 			if e = strings.ToLower(strings.TrimSpace(e)); e != "" && e != "identity" {
 				encs = append(encs, e)
@@ -138,11 +147,14 @@ func decodedBody(resp *http.Response) (io.Reader, error) {
 	if len(encs) > maxEncodingLayers {
 		return nil, fmt.Errorf("%w: more than %d content encodings", ErrDecode, maxEncodingLayers)
 	}
-	var r io.Reader = resp.Body
+	r := body
 	for i := len(encs) - 1; i >= 0; i-- {
 		switch encs[i] {
 		case "gzip", "x-gzip":
 			zr, err := gzip.NewReader(r)
+			if errors.Is(err, ErrTooLarge) {
+				return nil, err
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%w: invalid gzip data", ErrDecode)
 			}
@@ -156,6 +168,24 @@ func decodedBody(resp *http.Response) (io.Reader, error) {
 		}
 	}
 	return r, nil
+}
+
+// cappedReader fails with ErrTooLarge once more than left bytes were read.
+type cappedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, ErrTooLarge
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // newDeflateReader reads "deflate", which servers send either as zlib

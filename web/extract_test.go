@@ -1,8 +1,11 @@
 package web
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -218,6 +221,7 @@ func BenchmarkExtraction(b *testing.B) {
 	}
 	b.SetBytes(size / int64(len(fxs)))
 	b.ReportAllocs()
+	cpu := startCPU(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		fx := fxs[i%len(fxs)]
@@ -226,4 +230,35 @@ func BenchmarkExtraction(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+	cpu.report(b)
+}
+
+// BenchmarkRetrieveLoopback measures whole retrievals (connect, request,
+// extraction) of the fixtures from a loopback server.
+func BenchmarkRetrieveLoopback(b *testing.B) {
+	pages := map[string][]byte{}
+	for _, fx := range pageFixtures {
+		raw, err := os.ReadFile(filepath.Join("testdata", "pages", fx.file+".html"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		pages["/"+fx.file] = raw
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(pages[r.URL.Path])
+	}))
+	defer srv.Close()
+	s := NewService(ServiceOptions{})
+	b.ReportAllocs()
+	cpu := startCPU(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		fx := pageFixtures[i%len(pageFixtures)]
+		if _, err := s.Retrieve(context.Background(), srv.URL+"/"+fx.file, Options{Policy: UserChosen}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+	cpu.report(b)
 }

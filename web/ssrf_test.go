@@ -530,6 +530,19 @@ func TestSSRFServerBattery(t *testing.T) {
 		{name: "gzip-bomb-double", handler: encoded("gzip, gzip", doubleBomb), want: ErrTooLarge},
 		{name: "brotli-bomb", o: Options{MaxBytes: 1 << 20}, handler: encoded("br", brBomb.Bytes()), want: ErrTooLarge},
 		{name: "deflate-bomb", o: Options{MaxBytes: 1 << 20}, handler: encoded("deflate", deflateBomb.Bytes()), want: ErrTooLarge},
+		{name: "endless-empty-gzip-members", handler: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			w.Header().Set("Content-Encoding", "gzip")
+			var empty bytes.Buffer
+			zw := gzip.NewWriter(&empty)
+			zw.Close()
+			member := bytes.Repeat(empty.Bytes(), 4096)
+			for i := 0; i < 400 && r.Context().Err() == nil; i++ {
+				if _, err := w.Write(member); err != nil {
+					return
+				}
+			}
+		}, want: ErrTooLarge},
 		{name: "zlib-bomb", o: Options{MaxBytes: 1 << 20}, handler: encoded("deflate", zlibBomb.Bytes()), want: ErrTooLarge},
 		{name: "stalled-headers", o: Options{Timeout: 30 * time.Second}, handler: func(w http.ResponseWriter, r *http.Request) {
 			<-r.Context().Done()
