@@ -1,0 +1,113 @@
+-- Example organization configuration plugin for Steward.
+-- Copy this folder to $STEWARD_CONFIG_DIR/plugins/org/<your-id>/ and edit it.
+-- Organization plugins rank above local ones; within a rank PRIORITY decides
+-- and the later plugin wins. Every setting is LOCKED unless
+-- "<Key>.AllowUserOverride" = true makes it an editable default.
+-- Secrets (API keys, passwords) are accepted only encrypted as ENC:v1:...,
+-- decrypted with $STEWARD_CONFIG_ENCRYPTION_SECRET (32 bytes, base64).
+
+ID = "00000000-0000-4000-8000-000000000001"
+NAME = "Example organization configuration"
+DESCRIPTION = "Documents every setting Steward reads from a configuration plugin."
+VERSION = "1.0.0"
+AUTHORS = { "IT department" }
+SUPPORT_CONTACT = "it@example.org"
+SOURCE_URL = "https://example.org/steward-config"
+CATEGORIES = { "CORE" }
+TARGET_GROUPS = { "EVERYONE" }
+IS_MAINTAINED = true
+DEPRECATION_MESSAGE = ""
+TYPE = "CONFIGURATION"
+PRIORITY = 0
+
+CONFIG = {}
+CONFIG["LLM_PROVIDERS"] = {}
+CONFIG["EMBEDDING_PROVIDERS"] = {}
+CONFIG["MAILBOXES"] = {}
+CONFIG["SETTINGS"] = {}
+
+-- A provider. Id, InstanceName, UsedLLMProvider, Host and Model.Id are
+-- required; Host is "NONE" for cloud providers, or OLLAMA, LM_STUDIO,
+-- LLAMA_CPP, VLLM with UsedLLMProvider = "SELF_HOSTED".
+-- CONFIG["LLM_PROVIDERS"][#CONFIG["LLM_PROVIDERS"]+1] = {
+--     ["Id"] = "company-llm",
+--     ["InstanceName"] = "Company model",
+--     ["UsedLLMProvider"] = "SELF_HOSTED",
+--     ["Host"] = "VLLM",
+--     ["Hostname"] = "https://llm.example.org",
+--     ["Model"] = { ["Id"] = "meta-llama/Llama-3.3-70B-Instruct", ["DisplayName"] = "Llama 3.3 70B" },
+--     ["AdditionalJsonApiParameters"] = "\"temperature\": 0.3",
+--     ["APIKey"] = "ENC:v1:...",
+-- }
+
+-- An embedding provider (used by mailboxes to search by meaning).
+-- CONFIG["EMBEDDING_PROVIDERS"][#CONFIG["EMBEDDING_PROVIDERS"]+1] = {
+--     ["Id"] = "company-embeddings", ["Name"] = "Company embeddings",
+--     ["UsedLLMProvider"] = "SELF_HOSTED", ["Host"] = "OLLAMA", ["Hostname"] = "http://127.0.0.1:11434",
+--     ["Model"] = { ["Id"] = "nomic-embed-text" },
+-- }
+
+-- A mailbox. Security is TLS or STARTTLS; Auth is PASSWORD or XOAUTH2;
+-- RequiredProviderConfidence is VERY_LOW..HIGH; OutboundDataRestriction is
+-- UNRESTRICTED, ONLY_LINKS_FROM_CHAT or ONLY_CONFIGURED_SERVICES.
+-- CONFIG["MAILBOXES"][#CONFIG["MAILBOXES"]+1] = {
+--     ["Id"] = "team-inbox", ["Name"] = "Team inbox",
+--     ["Host"] = "imap.example.org", ["Port"] = 993, ["Security"] = "TLS",
+--     ["Auth"] = "PASSWORD", ["Username"] = "team@example.org", ["Secret"] = "ENC:v1:...",
+--     ["Folders"] = { "INBOX" }, ["EmbeddingProviderId"] = "company-embeddings",
+--     ["RequiredProviderConfidence"] = "HIGH", ["OutboundDataRestriction"] = "ONLY_LINKS_FROM_CHAT",
+-- }
+
+-- Application settings.
+
+-- DataApp.EnabledPreviewFeatures: preview features switched on (list of strings), e.g. PRE_RAG_2024, PRE_MAILBOXES_2026; adds up across plugins. Default empty.
+-- CONFIG["SETTINGS"]["DataApp.EnabledPreviewFeatures"] = { "PRE_RAG_2024", "PRE_MAILBOXES_2026" }
+
+-- DataConfidence.ConfidenceScheme: how providers get their confidence (string): TRUST_ALL, TRUST_USA_EUROPE, TRUST_USA, TRUST_EUROPE, TRUST_ASIA, LOCAL_TRUST_ONLY or CUSTOM. Default TRUST_ALL.
+-- CONFIG["SETTINGS"]["DataConfidence.ConfidenceScheme"] = "TRUST_ALL"
+
+-- DataConfidence.CustomConfidenceScheme: level per provider name under CUSTOM (table of string to level); a missing provider is UNKNOWN.
+-- CONFIG["SETTINGS"]["DataConfidence.CustomConfidenceScheme"] = { ["OPEN_AI"] = "MEDIUM", ["SELF_HOSTED"] = "HIGH" }
+
+-- DataConfidence.EnforceGlobalMinimumConfidence: enforce the global minimum below (boolean). Default false.
+-- CONFIG["SETTINGS"]["DataConfidence.EnforceGlobalMinimumConfidence"] = false
+
+-- DataConfidence.GlobalMinimumConfidence: lowest confidence any provider must have (level). Default NONE.
+-- CONFIG["SETTINGS"]["DataConfidence.GlobalMinimumConfidence"] = "NONE"
+
+-- DataMailboxes.AllowedServers: IMAP hosts mailboxes may use (list of strings); an empty list allows none. Default: any host.
+-- CONFIG["SETTINGS"]["DataMailboxes.AllowedServers"] = { "imap.example.org" }
+
+-- DataMailboxes.MinimumOutboundDataRestriction: tightens every mailbox whose own restriction is less strict. Default: none.
+-- CONFIG["SETTINGS"]["DataMailboxes.MinimumOutboundDataRestriction"] = "ONLY_LINKS_FROM_CHAT"
+
+-- DataSourceSecuritySettings.TrustedProviderIds: provider IDs trusted for data-source security; does not raise confidence (list of strings). Default empty.
+-- CONFIG["SETTINGS"]["DataSourceSecuritySettings.TrustedProviderIds"] = { "company-llm" }
+
+-- DataTools.DisabledToolIds: tool or collection IDs switched off (list of strings). Default empty.
+-- CONFIG["SETTINGS"]["DataTools.DisabledToolIds"] = { }
+
+-- DataTools.EnableTools: switch all tools on or off (boolean). Default true.
+-- CONFIG["SETTINGS"]["DataTools.EnableTools"] = true
+
+-- DataTools.MinimumProviderConfidenceByToolId: minimum provider confidence per tool or collection ID (table of string to level); the highest of several applies. Default: the tools' own.
+-- CONFIG["SETTINGS"]["DataTools.MinimumProviderConfidenceByToolId"] = { ["read_web_page"] = "MEDIUM" }
+
+-- Tool settings, addressed as "<toolId>.<field>". Values are strings.
+-- search_confluence.baseUrl: the https base URL of the organization's Confluence Data Center wiki. read_web_page may open its pages in a chat restricted after reading mails. Default: none.
+-- CONFIG["SETTINGS"]["search_confluence.baseUrl"] = "https://wiki.example.org/"
+
+-- read_web_page.timeoutSeconds (string): How long loading one page may take, redirects and reading included: a whole number of seconds from 1 to 240 Default: 60.
+-- CONFIG["SETTINGS"]["read_web_page.timeoutSeconds"] = "60"
+
+-- read_web_page.maxContentCharacters (string): The most characters of page content the model receives; longer pages are truncated at a paragraph. A whole number from 1 to 100000 Default: 30000.
+-- CONFIG["SETTINGS"]["read_web_page.maxContentCharacters"] = "30000"
+
+-- read_web_page.allowedPrivateHosts (string): Hosts on a private network the tool may read, separated by line breaks, commas or semicolons: a host name, an IP address, or *.example.org for every subdomain of example.org (not example.org itself). No scheme, port or path. They are read only for providers with HIGH confidence (or trusted by configuration), and the chat then requires HIGH Default: none.
+-- CONFIG["SETTINGS"]["read_web_page.allowedPrivateHosts"] = ""
+
+-- read_web_page.freeAddressChoice (one of OFF, ON): OFF: the model reads only addresses given word for word in the conversation (system prompt, user messages and their documents, tool results). ON: it may also read addresses it chose itself Default: OFF.
+-- CONFIG["SETTINGS"]["read_web_page.freeAddressChoice"] = "OFF"
+
+-- Any setting above can become an editable default instead of a locked value:
+-- CONFIG["SETTINGS"]["read_web_page.freeAddressChoice.AllowUserOverride"] = true
