@@ -74,7 +74,7 @@ type streamEvent struct {
 	Type         string          `json:"type"`
 	Index        *int            `json:"index"`
 	ContentBlock json.RawMessage `json:"content_block"`
-	Delta        json.RawMessage `json:"delta"`
+	Delta        *delta          `json:"delta"`
 	Message      *struct {
 		Usage *usage `json:"usage"`
 	} `json:"message"`
@@ -112,6 +112,10 @@ func parseStream(r io.Reader, onText func(string)) (*result, error) {
 		if len(data) == 0 {
 			continue
 		}
+		if bytes.HasPrefix(data, []byte(`{"type":"ping"`)) || bytes.HasPrefix(data, []byte(`{"type":"content_block_stop"`)) {
+			// Nothing to read in these.
+			continue
+		}
 		var ev streamEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
 			// A line Steward cannot read carries nothing it could use.
@@ -136,13 +140,10 @@ func parseStream(r io.Reader, onText func(string)) (*result, error) {
 			_ = json.Unmarshal(ev.ContentBlock, &head)
 			blocks[*ev.Index] = &block{start: bytes.Clone(ev.ContentBlock), typ: head.Type}
 		case "content_block_delta":
-			if ev.Index == nil {
+			if ev.Index == nil || ev.Delta == nil {
 				continue
 			}
-			var d delta
-			if json.Unmarshal(ev.Delta, &d) != nil {
-				continue
-			}
+			d := *ev.Delta
 			b := blocks[*ev.Index]
 			if b == nil {
 				if d.Type != "text_delta" {
@@ -154,8 +155,7 @@ func parseStream(r io.Reader, onText func(string)) (*result, error) {
 			}
 			b.apply(d, onText)
 		case "message_delta":
-			var d delta
-			if json.Unmarshal(ev.Delta, &d) == nil && d.StopReason != nil && *d.StopReason != "" {
+			if d := ev.Delta; d != nil && d.StopReason != nil && *d.StopReason != "" {
 				done = true
 			}
 			if ev.Usage != nil {
