@@ -216,7 +216,6 @@ CONFIG["SETTINGS"] = {}
 	return b.String()
 }
 
-
 func TestDocsCoverEveryToolAndSetting(t *testing.T) {
 	a := testApp(t)
 	root := filepath.Join("..")
