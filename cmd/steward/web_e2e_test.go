@@ -24,7 +24,6 @@ type publicWeb struct {
 	names map[string]string
 }
 
-
 func newPublicWeb(t *testing.T, pages map[string]string) *publicWeb {
 	w := &publicWeb{}
 	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
