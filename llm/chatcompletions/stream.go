@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/stewardhq/steward/llm"
 )
@@ -84,9 +85,9 @@ type wireChoice struct {
 }
 
 type wireDelta struct {
-	Content          json.RawMessage   `json:"content"`
-	ReasoningContent json.RawMessage   `json:"reasoning_content"`
-	Reasoning        json.RawMessage   `json:"reasoning"`
+	Content          contentValue      `json:"content"`
+	ReasoningContent lenientString     `json:"reasoning_content"`
+	Reasoning        lenientString     `json:"reasoning"`
 	ReasoningDetails []json.RawMessage `json:"reasoning_details"`
 	ToolCalls        []wireToolDelta   `json:"tool_calls"`
 	Annotations      []wireAnnotation  `json:"annotations"`
@@ -94,15 +95,15 @@ type wireDelta struct {
 
 type wireToolDelta struct {
 	Index        *int            `json:"index"`
-	ID           json.RawMessage `json:"id"`
-	Type         json.RawMessage `json:"type"`
+	ID           lenientString   `json:"id"`
+	Type         lenientString   `json:"type"`
 	Function     *wireFunction   `json:"function"`
 	ExtraContent json.RawMessage `json:"extra_content"`
 }
 
 type wireFunction struct {
-	Name      json.RawMessage `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
+	Name      lenientString `json:"name"`
+	Arguments argsValue     `json:"arguments"`
 }
 
 type wireAnnotation struct {
@@ -137,16 +138,63 @@ func rawString(raw json.RawMessage) string {
 	return s
 }
 
-// contentText reads a delta's content: a string, or a list of parts whose
+// lenientString decodes a JSON string; null and any other type read as
+// "", so one odd field never makes a whole chunk unreadable.
+type lenientString string
+
+func (s *lenientString) UnmarshalJSON(b []byte) error {
+	*s = lenientString(quotedString(b))
+	return nil
+}
+
+// quotedString returns the string a JSON string literal stands for, or ""
+// for anything else. Literals without escapes are taken as they are.
+func quotedString(b []byte) string {
+	if len(b) < 2 || b[0] != '"' {
+		return ""
+	}
+	if bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
+		return string(b[1 : len(b)-1])
+	}
+	var v string
+	if json.Unmarshal(b, &v) != nil {
+		return ""
+	}
+	return v
+}
+
+// argsValue reads tool call arguments: a string, or an object or array some
+// hosts send instead, kept as JSON text.
+type argsValue string
+
+func (a *argsValue) UnmarshalJSON(b []byte) error {
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		*a = argsValue(quotedString(b))
+	case len(b) > 0 && (b[0] == '{' || b[0] == '['):
+		*a = argsValue(b)
+	default:
+		*a = ""
+	}
+	return nil
+}
+
+// contentValue reads a delta's content: a string, or a list of parts whose
 // text parts count (Mistral sends content chunks).
-func contentText(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
+type contentValue string
+
+func (c *contentValue) UnmarshalJSON(b []byte) error {
+	*c = contentValue(contentText(b))
+	return nil
+}
+
+func contentText(raw []byte) string {
 	if len(raw) == 0 {
 		return ""
 	}
 	switch raw[0] {
 	case '"':
-		return rawString(raw)
+		return quotedString(raw)
 	case '[':
 		var parts []struct {
 			Type string `json:"type"`
@@ -267,14 +315,14 @@ func (a *accumulated) addChunk(data []byte, onText func(string), nonStreaming bo
 	if d == nil {
 		return nil
 	}
-	if t := contentText(d.Content); t != "" {
+	if t := string(d.Content); t != "" {
 		a.text.WriteString(t)
 		if onText != nil {
 			onText(t)
 		}
 	}
-	a.reasoningContent.WriteString(rawString(d.ReasoningContent))
-	a.reasoningText.WriteString(rawString(d.Reasoning))
+	a.reasoningContent.WriteString(string(d.ReasoningContent))
+	a.reasoningText.WriteString(string(d.Reasoning))
 	for _, rd := range d.ReasoningDetails {
 		a.details.add(rd)
 	}
@@ -329,7 +377,7 @@ func (a *accumulated) addSource(title, url string) {
 // that arrives with a different id opens a new call too: Ollama sends every
 // call at index 0, each with its own id.
 func (a *accumulated) addToolDelta(td wireToolDelta) {
-	id := strings.TrimSpace(rawString(td.ID))
+	id := strings.TrimSpace(string(td.ID))
 	var c *callAcc
 	switch {
 	case id != "" && a.byID[id] != nil:
@@ -353,25 +401,16 @@ func (a *accumulated) addToolDelta(td wireToolDelta) {
 		a.byID[id] = c
 	}
 	if c.typ == "" {
-		c.typ = strings.TrimSpace(rawString(td.Type))
+		c.typ = strings.TrimSpace(string(td.Type))
 	}
 	if len(c.extraContent) == 0 && len(td.ExtraContent) > 0 && string(td.ExtraContent) != "null" {
 		c.extraContent = bytes.Clone(td.ExtraContent)
 	}
 	if f := td.Function; f != nil {
 		if c.name == "" {
-			c.name = strings.TrimSpace(rawString(f.Name))
+			c.name = strings.TrimSpace(string(f.Name))
 		}
-		args := bytes.TrimSpace(f.Arguments)
-		switch {
-		case len(args) == 0 || string(args) == "null":
-		case args[0] == '"':
-			c.args.WriteString(rawString(args))
-		default:
-			// A host that sends the arguments as an object rather than a
-			// string.
-			c.args.Write(args)
-		}
+		c.args.WriteString(string(f.Arguments))
 	}
 }
 
