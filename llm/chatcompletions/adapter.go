@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -308,6 +309,27 @@ func (a *Adapter) Round(ctx context.Context, opts llm.RoundOptions, onText func(
 		}
 		return nil, err
 	}
+	return a.finish(acc), nil
+}
+
+// Decode reads one answer, an event stream or the JSON object of a host
+// that ignored stream:true, into a round without sending anything. Text
+// deltas go to onText as they are read; calls without an ID get one. It is
+// what Round does with a response body, for benchmarks and tools that hold
+// a recorded answer.
+func Decode(r io.Reader, onText func(string)) (*llm.Round, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var acc *accumulated
+	var err error
+	if startsWithObject(br) {
+		acc, err = readJSON(br, onText)
+	} else {
+		acc, err = readSSE(br, onText)
+	}
+	if err != nil {
+		return nil, err
+	}
+	a := NewWithOptions(llm.Provider{}, llm.Request{}, nil, Options{Logger: slog.New(slog.DiscardHandler)})
 	return a.finish(acc), nil
 }
 

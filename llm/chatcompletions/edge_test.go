@@ -491,3 +491,22 @@ func TestJSONAnswerWithWrongContentType(t *testing.T) {
 		t.Fatalf("round = %+v, err = %v", round, err)
 	}
 }
+
+func TestDecode(t *testing.T) {
+	var text strings.Builder
+	round, err := Decode(strings.NewReader(sse(twoCallsChunk, finishChunk)), func(s string) { text.WriteString(s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if round.Text != "Checking both." || text.String() != "Checking both." {
+		t.Errorf("text = %q, streamed %q", round.Text, text.String())
+	}
+	checkCalls(t, round.Calls, []wantCall{{"call_w1", "weather", `{"city":"Florence"}`, true}, {"call_c2", "clock", `{}`, true}})
+	if _, err := Decode(strings.NewReader(""), nil); !errors.Is(err, ErrEmptyStream) {
+		t.Errorf("empty input: err = %v, want ErrEmptyStream", err)
+	}
+	round, err = Decode(strings.NewReader(`{"choices":[{"message":{"content":"json"}}]}`), nil)
+	if err != nil || round.Text != "json" {
+		t.Errorf("JSON answer: %+v, %v", round, err)
+	}
+}
