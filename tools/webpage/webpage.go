@@ -43,6 +43,10 @@ type Deps struct {
 	Wiki func() (*url.URL, bool)
 	// Logger receives decisions with redacted addresses; nil discards.
 	Logger *slog.Logger
+	// OnPrivateHostBlocked, when set, is told the host name of an allowed
+	// private host that was not read because the provider's confidence is
+	// below HIGH, so the application can tell the user why.
+	OnPrivateHostBlocked func(host string)
 }
 
 // Tool is read_web_page.
@@ -283,6 +287,9 @@ func (t *Tool) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecCon
 		OnPrivateHostBlocked: func(host string) {
 			t.log.Warn("read_web_page: an allowed private host was not read because the provider's confidence is below HIGH",
 				"host", host, "provider_confidence", ec.ProviderConfidence.String())
+			if t.deps.OnPrivateHostBlocked != nil {
+				t.deps.OnPrivateHostBlocked(host)
+			}
 		},
 	}
 	if stayInWiki {
@@ -333,7 +340,10 @@ func (t *Tool) retrievalError(err error, stayInWiki bool, timeout time.Duration)
 	case web.IsBlocked(err):
 		return tool.Blocked("The page was not read: " + err.Error() + ".")
 	case errors.Is(err, web.ErrTimeout):
-		return fmt.Errorf("loading the web page timed out after %d seconds", int(timeout/time.Second))
+		if n := int(timeout / time.Second); n != 1 {
+			return fmt.Errorf("loading the web page timed out after %d seconds", n)
+		}
+		return errors.New("loading the web page timed out after 1 second")
 	}
 	return err
 }

@@ -71,6 +71,11 @@ func (s *site) serve(w http.ResponseWriter, r *http.Request) {
 	case "news.example.com/data.json":
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"ships": 12}`)
+	case "news.example.com/slow":
+		select {
+		case <-time.After(3 * time.Second):
+		case <-r.Context().Done():
+		}
 	case "intranet.corp/handbook":
 		html(htmlPage("Staff handbook", "Internal", "HR", longText(1500)))
 	default:
@@ -538,5 +543,41 @@ func TestDeclarations(t *testing.T) {
 	}
 	if errors.Is(err, context.Canceled) {
 		t.Error("unexpected cancellation")
+	}
+}
+
+func TestPrivateHostBlockIsReported(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	var rep reports
+	var told []string
+	tl := New(Deps{Web: s.sim.service(), Guard: newFilter(&rep), Logger: discard(), OnPrivateHostBlocked: func(h string) { told = append(told, h) }})
+	args, _ := json.Marshal(map[string]string{ArgURL: s.sim.url("intranet.corp", "/handbook")})
+	set := tool.Settings{SettingFreeAddressChoice: FreeChoiceOn, SettingAllowedPrivateHosts: "intranet.corp"}
+	_, err := tl.Execute(context.Background(), args, tool.ExecContext{Settings: set, ProviderConfidence: policy.Low, Chat: threadWith("", policy.OutboundRequirement{})})
+	if _, ok := tool.IsBlocked(err); !ok {
+		t.Fatalf("want a block, got %v", err)
+	}
+	if strings.Join(told, ",") != "intranet.corp" {
+		t.Errorf("told %q, want the host once", told)
+	}
+	if s.sim.dials() != 0 {
+		t.Errorf("%d connections were opened for a refused private host", s.sim.dials())
+	}
+}
+
+func TestPageTimeout(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	var rep reports
+	tl := s.tool(t, false, &rep)
+	args, _ := json.Marshal(map[string]string{ArgURL: s.sim.url("news.example.com", "/slow")})
+	set := tool.Settings{SettingFreeAddressChoice: FreeChoiceOn, SettingTimeoutSeconds: "1"}
+	_, err := tl.Execute(context.Background(), args, tool.ExecContext{Settings: set, ProviderConfidence: policy.Medium, Chat: threadWith("", policy.OutboundRequirement{})})
+	if err == nil || !strings.Contains(err.Error(), "timed out after 1 second") {
+		t.Fatalf("want a timeout, got %v", err)
+	}
+	if _, blocked := tool.IsBlocked(err); blocked {
+		t.Error("a timeout is a failure, not a block")
 	}
 }

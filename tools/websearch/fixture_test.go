@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,11 +149,26 @@ type world struct {
 	brave  *engine
 	tavily *engine
 	rep    *reports
+	// inflight and peak count concurrent requests for /busy pages.
+	inflight, peak atomic.Int64
 }
 
 func newWorld(t *testing.T) *world {
 	w := &world{t: t, rep: &reports{}}
-	w.sim = newNetSim(t, http.HandlerFunc(pages))
+	w.sim = newNetSim(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/busy") {
+			n := w.inflight.Add(1)
+			defer w.inflight.Add(-1)
+			for {
+				p := w.peak.Load()
+				if n <= p || w.peak.CompareAndSwap(p, n) {
+					break
+				}
+			}
+			time.Sleep(150 * time.Millisecond)
+		}
+		pages(rw, r)
+	}))
 	for _, h := range []struct{ name, ip string }{
 		{"news.example.com", "93.184.215.14"}, {"other.example.com", "93.184.215.15"}, {"blog.example.org", "93.184.216.34"},
 		{"intranet.example.com", "10.20.30.40"},

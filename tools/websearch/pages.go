@@ -317,9 +317,9 @@ func (t *Tool) reason(s *slot, cfg config) string {
 	case blocked:
 		why = "The page did not pass the network safety checks, so it will stay unavailable."
 	case pageTimedOut:
-		why = fmt.Sprintf("Loading the page took longer than %d seconds.", int(cfg.pageTO/time.Second))
+		why = fmt.Sprintf("Loading the page took longer than %s.", seconds(cfg.pageTO))
 	case retrievalTimedOut:
-		why = fmt.Sprintf("The %d seconds for reading all result pages ran out before this page was read.", int(cfg.allPagesTO/time.Second))
+		why = fmt.Sprintf("The %s for reading all result pages ran out before this page was read.", seconds(cfg.allPagesTO))
 	case noReadableContent:
 		why = "The page has no readable static content; it may need JavaScript, a sign-in or browser cookies."
 	default:
@@ -385,4 +385,13 @@ func (b *batch) run(ctx context.Context, f *guard.Filter) {
 	for i, o := range f.FilterBatch(ctx, b.texts) {
 		*b.dst[i] = o.Text
 	}
+}
+
+// seconds writes a whole number of seconds, e.g. "1 second", "30 seconds".
+func seconds(d time.Duration) string {
+	n := int(d / time.Second)
+	if n == 1 {
+		return "1 second"
+	}
+	return fmt.Sprintf("%d seconds", n)
 }

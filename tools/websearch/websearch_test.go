@@ -338,7 +338,7 @@ func TestSnippetFallback(t *testing.T) {
 		{StatusSnippetOnly, "network safety checks", "loopback snippet"},
 		{StatusSnippetOnly, "HTTP 404", "missing snippet"},
 		{StatusSnippetOnly, "no readable static content", ""},
-		{StatusSnippetOnly, "longer than 1 seconds", "slow snippet"},
+		{StatusSnippetOnly, "longer than 1 second", "slow snippet"},
 		{StatusSnippetOnly, "could not be loaded", "long snippet"},
 	}
 	if len(out.Results) != len(want) {
@@ -581,5 +581,50 @@ func TestDeclarations(t *testing.T) {
 	}
 	if !def.Settings.IsRequired(SettingDefaultLanguage) {
 		t.Error("defaultLanguage is required")
+	}
+}
+
+func TestPagesAreReadFourAtATime(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	var hits []res
+	for i := range 12 {
+		hits = append(hits, res{w.u("news.example.com", "/busy/"+string(rune('a'+i))), "B", "b", ""})
+	}
+	w.searx.respond = func(rw http.ResponseWriter, _ *http.Request, _ string) { writeJSON(rw, searxngBody(hits, nil)) }
+	out, _, err := w.run(w.settings("S", nil), map[string]any{"query": "q", "limit": 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.RetrievedPageCount != 12 {
+		t.Errorf("read %d pages, want 12", out.RetrievedPageCount)
+	}
+	if p := w.peak.Load(); p > parallelPages || p < 2 {
+		t.Errorf("at most %d pages were read at once, want 2 to %d", p, parallelPages)
+	}
+}
+
+func TestTotalRetrievalTimeout(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	var hits []res
+	for i := range 6 {
+		hits = append(hits, res{w.u("news.example.com", "/slow?"+string(rune('a'+i))), "Slow", "slow snippet", ""})
+	}
+	w.searx.respond = func(rw http.ResponseWriter, _ *http.Request, _ string) { writeJSON(rw, searxngBody(hits, nil)) }
+	out, r, err := w.run(w.settings("S", tool.Settings{SettingAllPagesTimeout: "1"}), map[string]any{"query": "q", "limit": 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.RetrievalTimedOut || out.RetrievedPageCount != 0 || len(r.Sources) != 0 {
+		t.Fatalf("timed out %v, read %d, sources %d", out.RetrievalTimedOut, out.RetrievedPageCount, len(r.Sources))
+	}
+	for _, it := range out.Results {
+		if it.Page.Status != StatusSnippetOnly || !strings.Contains(it.Page.Reason, "1 second for reading all result pages ran out") {
+			t.Errorf("status %q reason %q", it.Page.Status, it.Page.Reason)
+		}
+	}
+	if out.Diagnostic != DiagnosticSnippetsOnly {
+		t.Errorf("diagnostic = %q", out.Diagnostic)
 	}
 }
