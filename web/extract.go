@@ -59,7 +59,15 @@ func ExtractHTML(doc string, pageURL *url.URL) (*Page, error) {
 	return p, nil
 }
 
-func extractHTML(doc string, pageURL *url.URL) (extracted, error) {
+func extractHTML(doc string, pageURL *url.URL) (ex extracted, err error) {
+	// The page is hostile input to third-party parsers; a panic in one of
+	// them must fail this page, not the program.
+	defer func() {
+		if r := recover(); r != nil {
+			ex, err = extracted{}, fmt.Errorf("%w: the page could not be processed", ErrDecode)
+		}
+	}()
+	doc = strings.ToValidUTF8(doc, "\uFFFD")
 	root, err := html.Parse(strings.NewReader(doc))
 	if err != nil {
 		return extracted{}, fmt.Errorf("%w: %v", ErrDecode, err)
@@ -68,7 +76,6 @@ func extractHTML(doc string, pageURL *url.URL) (extracted, error) {
 	meta := readMeta(root)
 	clean(root)
 
-	var ex extracted
 	parser := readability.NewParser()
 	parser.MaxElemsToParse = maxElements
 	article, rerr := parser.ParseAndMutate(root, pageBase)

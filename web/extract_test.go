@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden Markdown files under testdata/pages")
@@ -261,4 +262,32 @@ func BenchmarkRetrieveLoopback(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
 	cpu.report(b)
+}
+
+// FuzzExtractHTML feeds arbitrary documents to the extraction: it must not
+// fail the program, and what it returns is valid UTF-8 with LF line ends
+// and no script links.
+func FuzzExtractHTML(f *testing.F) {
+	for _, fx := range pageFixtures {
+		raw, err := os.ReadFile(filepath.Join("testdata", "pages", fx.file+".html"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(raw))
+	}
+	f.Add(`<a href="javascript:x()">a</a><img src=x><p hidden>h</p>`)
+	f.Add("<table><tr><td>\x00</td></tr></table>")
+	u, _ := url.Parse("https://fuzz.example/dir/page")
+	f.Fuzz(func(t *testing.T, doc string) {
+		p, err := ExtractHTML(doc, u)
+		if err != nil {
+			return
+		}
+		if !utf8.ValidString(p.Markdown) || strings.Contains(p.Markdown, "\r") {
+			t.Fatalf("bad Markdown %q", p.Markdown)
+		}
+		if strings.Contains(strings.ToLower(p.Markdown), "](javascript:") {
+			t.Fatalf("script link in %q", p.Markdown)
+		}
+	})
 }
