@@ -97,6 +97,12 @@ func NewWithOptions(p llm.Provider, req llm.Request, tr *llm.Transport, o Option
 	}
 	if o.NewCallID == nil {
 		o.NewCallID = randomCallID
+		if llm.Kind(p.Kind) == llm.KindMistral {
+			// Mistral refuses tool call ids other than 9 characters of
+			// a-z, A-Z, 0-9 ("Tool call id was … but must be a-z, A-Z,
+			// 0-9, with a length of 9").
+			o.NewCallID = randomMistralCallID
+		}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -112,6 +118,16 @@ func randomCallID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return "call_" + hex.EncodeToString(b[:])
+}
+
+func randomMistralCallID() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	var b [9]byte
+	_, _ = rand.Read(b[:])
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b[:])
 }
 
 // reserved are the body keys the adapter sets itself; configured extra
@@ -364,8 +380,16 @@ func (a *Adapter) finish(acc *accumulated) *llm.Round {
 		t.reasoning = acc.reasoningText.String()
 	}
 	round := &llm.Round{Text: t.text, Sources: acc.sources, Usage: acc.usage}
+	seen := make(map[string]bool, len(acc.calls))
 	for _, c := range acc.calls {
+		// Two calls under one id could not be told apart by their
+		// results (Gemini behind some gateways repeats the tool name as
+		// the id); the later one gets an id of its own.
+		if c.id != "" && seen[c.id] {
+			c.id = ""
+		}
 		call, wc := a.normalize(c)
+		seen[call.ID] = true
 		round.Calls = append(round.Calls, call)
 		t.calls = append(t.calls, wc)
 	}

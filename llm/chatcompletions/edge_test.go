@@ -81,6 +81,20 @@ func TestStreamEdgeCases(t *testing.T) {
 			calls: []wantCall{{"call_a", "weather", `{"city":"Rome"}`, true}, {"call_b", "clock", `{}`, true}},
 		},
 		{
+			name: "the same id at two indexes is two calls with distinct ids",
+			body: sse(
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"weather","function":{"name":"weather","arguments":"{\"city\":\"Rome\"}"}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"weather","function":{"name":"weather","arguments":"{\"city\":\"Oslo\"}"}}]}}]}`),
+			calls: []wantCall{{"weather", "weather", `{"city":"Rome"}`, true}, {"call_00000000000000000000000000000001", "weather", `{"city":"Oslo"}`, true}},
+		},
+		{
+			name: "an id repeated on every fragment of one call",
+			body: sse(
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c9","function":{"name":"weather","arguments":"{\"city\""}}]}}]}`,
+				`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c9","function":{"arguments":":\"Oslo\"}"}}]}}]}`),
+			calls: []wantCall{{"c9", "weather", `{"city":"Oslo"}`, true}},
+		},
+		{
 			name: "fragments without index or id continue the last call",
 			body: sse(
 				`{"choices":[{"index":0,"delta":{"tool_calls":[{"id":"call_a","function":{"name":"weather","arguments":"{\"ci"}}]}}]}`,
@@ -198,6 +212,18 @@ func TestStreamErrorIsTyped(t *testing.T) {
 	var se *StreamError
 	if !errors.As(err, &se) || se.Code != "400" {
 		t.Fatalf("err = %#v, want a *StreamError with code 400", err)
+	}
+}
+
+func TestMistralGetsItsIDFormat(t *testing.T) {
+	round, _, _, err := roundFrom(t, llm.KindMistral.Provider("m", "", "k"), weatherRequest(), "text/event-stream", "")
+	if err == nil {
+		t.Fatalf("empty answer accepted: %+v", round)
+	}
+	a := NewWithOptions(llm.KindMistral.Provider("m", "", "k"), weatherRequest(), nil, Options{Logger: quietLogger})
+	id := a.opts.NewCallID()
+	if !regexp.MustCompile(`^[a-zA-Z0-9]{9}$`).MatchString(id) {
+		t.Errorf("Mistral call id %q is not 9 alphanumerics", id)
 	}
 }
 

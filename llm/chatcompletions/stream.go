@@ -380,17 +380,17 @@ func (a *accumulated) addToolDelta(td wireToolDelta) {
 	id := strings.TrimSpace(string(td.ID))
 	var c *callAcc
 	switch {
-	case id != "" && a.byID[id] != nil:
-		c = a.byID[id]
 	case td.Index != nil:
-		if k := a.byIndex[*td.Index]; k != nil && (id == "" || k.id == "") {
+		if k := a.byIndex[*td.Index]; k != nil && (id == "" || k.id == "" || k.id == id) {
 			c = k
 		} else {
 			c = a.open()
 			a.byIndex[*td.Index] = c
 		}
 	case id != "":
-		c = a.open()
+		if c = a.byID[id]; c == nil {
+			c = a.open()
+		}
 	case a.last != nil:
 		c = a.last
 	default:
