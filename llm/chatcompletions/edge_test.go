@@ -216,10 +216,6 @@ func TestStreamErrorIsTyped(t *testing.T) {
 }
 
 func TestMistralGetsItsIDFormat(t *testing.T) {
-	round, _, _, err := roundFrom(t, llm.KindMistral.Provider("m", "", "k"), weatherRequest(), "text/event-stream", "")
-	if err == nil {
-		t.Fatalf("empty answer accepted: %+v", round)
-	}
 	a := NewWithOptions(llm.KindMistral.Provider("m", "", "k"), weatherRequest(), nil, Options{Logger: quietLogger})
 	id := a.opts.NewCallID()
 	if !regexp.MustCompile(`^[a-zA-Z0-9]{9}$`).MatchString(id) {
