@@ -56,6 +56,8 @@ type Adapter struct {
 	history []json.RawMessage
 	texts   []string
 	last    *turn
+	// wireTools are the offered functions in wire shape, built once.
+	wireTools []wireTool
 }
 
 // turn is what one round produced, kept until it is recorded.
@@ -158,9 +160,12 @@ func (a *Adapter) BuildBody(opts llm.RoundOptions) ([]byte, error) {
 		}
 		body[k] = v
 	}
-	model := a.req.Model
+	model := strings.TrimSpace(a.req.Model)
 	if model == "" {
-		model = a.p.Model
+		model = strings.TrimSpace(a.p.Model)
+	}
+	if model == "" {
+		return nil, fmt.Errorf("no model is set for provider %q: name one in the configuration or with --model", a.p.ID)
 	}
 	body["model"] = model
 	body["stream"] = true
@@ -169,11 +174,14 @@ func (a *Adapter) BuildBody(opts llm.RoundOptions) ([]byte, error) {
 	}
 	body["messages"] = a.messages(opts.FinalInstruction)
 	if opts.IncludeTools && a.p.Caps.ToolCalling && len(a.req.Tools) > 0 {
-		tools, err := a.tools()
-		if err != nil {
-			return nil, err
+		if a.wireTools == nil {
+			tools, err := a.tools()
+			if err != nil {
+				return nil, err
+			}
+			a.wireTools = tools
 		}
-		body["tools"] = tools
+		body["tools"] = a.wireTools
 		if a.p.Caps.AcceptsParallelToolCalls {
 			body["parallel_tool_calls"] = false
 		}

@@ -184,3 +184,10 @@ func TestValidFunctionName(t *testing.T) {
 		}
 	}
 }
+
+func TestMissingModelIsAClearError(t *testing.T) {
+	a := NewWithOptions(llm.KindGroq.Provider("", "", "k"), weatherRequest(), nil, Options{Logger: quietLogger})
+	if _, err := a.BuildBody(llm.RoundOptions{}); err == nil || !strings.Contains(err.Error(), "no model") {
+		t.Errorf("err = %v, want a missing-model error", err)
+	}
+}

@@ -102,6 +102,7 @@ func requestFrom(t *testing.T, body map[string]any) llm.Request {
 	t.Helper()
 	req := llm.Request{}
 	if body == nil {
+		req.Model = "recorded-model"
 		req.Messages = []llm.Message{{Role: llm.RoleUser, Text: "What is the weather?"}}
 		req.Tools = []llm.ToolSpec{{Name: "weather", Description: "Get the weather", Parameters: json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"}},"required":["location"]}`)}}
 		return req
