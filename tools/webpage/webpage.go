@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stewardhq/steward/guard"
 	"github.com/stewardhq/steward/policy"
@@ -224,7 +226,10 @@ func (t *Tool) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecCon
 	if err := args.RefuseUnknown(ArgURL); err != nil {
 		return tool.Result{}, err
 	}
-	addr, err := args.RequiredString(ArgURL, tool.StringRule{MaxChars: maxURLChars, SingleLine: true})
+	// No length or line rule here: the reader would quote the refused
+	// value, and a refusal never repeats an address. parseTarget checks
+	// both without quoting.
+	addr, err := args.RequiredString(ArgURL, tool.StringRule{})
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -322,6 +327,14 @@ func (t *Tool) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecCon
 // parseTarget checks that the argument is an absolute http or https
 // address with a host. The refusal does not repeat the address.
 func parseTarget(addr string) (*url.URL, error) {
+	if n := utf8.RuneCountInString(addr); n > maxURLChars {
+		return nil, &tool.ArgumentError{Argument: ArgURL, Message: fmt.Sprintf(
+			"Argument '%s' has %d characters; an address of at most %d characters is read.", ArgURL, n, maxURLChars)}
+	}
+	if strings.ContainsFunc(addr, unicode.IsControl) {
+		return nil, &tool.ArgumentError{Argument: ArgURL, Message: fmt.Sprintf(
+			"Argument '%s' contains control characters such as line breaks; give one address exactly as it was given in the conversation.", ArgURL)}
+	}
 	u, err := url.Parse(addr)
 	if err != nil || u.Host == "" || u.Hostname() == "" || (!strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https")) {
 		return nil, &tool.ArgumentError{Argument: ArgURL, Message: fmt.Sprintf(

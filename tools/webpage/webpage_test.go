@@ -226,6 +226,8 @@ func TestExecute(t *testing.T) {
 		// Arguments and failures
 		{name: "ftp address", settings: on, addr: "ftp://news.example.com/file", want: want{outcome: "argument", contains: "absolute http or https"}},
 		{name: "relative address", settings: on, addr: "/article", want: want{outcome: "argument"}},
+		{name: "overlong address", settings: on, addr: u("news.example.com", "/"+strings.Repeat("a", maxURLChars)), want: want{outcome: "argument", contains: "at most 8192 characters"}},
+		{name: "address with a line break", settings: on, addr: u("news.example.com", "/a\nb"), want: want{outcome: "argument", contains: "control characters"}},
 		{name: "HTTP 404", settings: on, addr: u("news.example.com", "/missing"), want: want{outcome: "error", contains: "404"}},
 	}
 	for _, c := range cases {

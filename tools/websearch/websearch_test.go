@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stewardhq/steward/guard"
 	"github.com/stewardhq/steward/policy"
@@ -626,5 +627,26 @@ func TestTotalRetrievalTimeout(t *testing.T) {
 	}
 	if out.Diagnostic != DiagnosticSnippetsOnly {
 		t.Errorf("diagnostic = %q", out.Diagnostic)
+	}
+}
+
+func TestSearchTimeoutFailsOver(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.searx.respond = func(rw http.ResponseWriter, r *http.Request, _ string) {
+		select {
+		case <-time.After(3 * time.Second):
+		case <-r.Context().Done():
+		}
+	}
+	w.brave.respond = func(rw http.ResponseWriter, _ *http.Request, _ string) {
+		writeJSON(rw, braveBody([]res{{w.u("news.example.com", "/b"), "B", "b", ""}}, false, ""))
+	}
+	out, _, err := w.run(w.settings("SB", tool.Settings{SettingSearchTimeout: "1"}), map[string]any{"query": "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(out.Notes, "\n"), "SearXNG could not be asked: the service did not answer in time") || out.ResultCount != 1 {
+		t.Errorf("notes %q, %d results", out.Notes, out.ResultCount)
 	}
 }
