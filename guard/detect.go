@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -36,6 +37,9 @@ type regexRule struct {
 	re       *regexp.Regexp
 	// keywords, when set, must match the text of the first submatch.
 	keywords *regexp.Regexp
+	// sentenceStart requires the trigger to open a sentence, a line or a
+	// quoted or marked-up text.
+	sentenceStart bool
 }
 
 // detectors holds the compiled rules. It is built once and only read.
@@ -62,7 +66,7 @@ func regexRules() []regexRule {
 		{
 			id: "override.structural", category: Override,
 			triggers: strings.Split(overrideVerbs, "|"), after: 260,
-			re: regexp.MustCompile(`^(?:` + overrideVerbs + `) (?:(?:all|any|every|each|of|the|your|my|its|these|those|that|previously|earlier|formerly|given|stated|mentioned|provided|received|you|have|been|were|was|what|which|whatever|and|or|other|instructions|rules|other)[ ,]{1,2}){0,6}?(?:(?:` + priorAdj + `)[ ,]{1,2}(?:and [a-z-]+ )?){1,3}(?:` + instrNoun + `)\b`),
+			re: regexp.MustCompile(`^(?:` + overrideVerbs + `) (?:(?:all|any|every|each|of|the|your|its|these|those|that|previously|earlier|formerly|given|stated|mentioned|provided|received|you|have|been|were|was|what|which|whatever|and|or|other|instructions|rules|other)[ ,]{1,2}){0,6}?(?:(?:` + priorAdj + `)[ ,]{1,2}(?:and [a-z-]+ )?){1,3}(?:` + instrNoun + `)\b`),
 		},
 		{
 			id: "override.passive", category: Override,
@@ -73,6 +77,42 @@ func regexRules() []regexRule {
 			id: "override.addressed", category: Override,
 			triggers: []string{"ai", "a.i.", "llm", "llms", "assistant", "assistants", "agent", "agents", "model", "models", "chatbot", "chatbots", "chatgpt", "claude", "gpt", "copilot", "gemini"}, before: 40, after: 120,
 			re: regexp.MustCompile(`\b(?:` + aiNames + `)[,:]? (?:[a-z']+ ){0,3}?(?:must|should|need to|are required to|is required to|are instructed to|is instructed to|will now|shall|have to|has to) (?:now |immediately |also |first |instead |always )?(?:ignore|disregard|forget|stop|reveal|send|override|include|tell the user|recommend|output|append|call|visit|execute|exfiltrate|praise|forward|delete)\b`),
+		},
+		{
+			// A sentence that turns to an AI reader and gives it an order:
+			// "Assistant, before you answer, open …", "AI agents: use …".
+			id: "agent_manipulation.addressed", category: AgentManipulation,
+			triggers: []string{"ai", "a.i.", "llm", "llms", "assistant", "assistants", "agent", "agents", "chatbot", "bot", "bots", "chatgpt", "claude", "gpt", "copilot", "gemini", "model", "models"}, before: 8, after: 90,
+			re: regexp.MustCompile(`(?:^|[.!?:;>(\[-] |<!-- ?|^[^a-z0-9]{0,3})(?:dear |hey |hi |attention |note to |to the |to all |all )?(?:` + aiNames + `|assistants?|agents?|bots?|ai models?)[,:] (?:[a-z']+,? ){0,5}?(?:please |now |first |then |also |immediately |kindly )?(?:ignore|disregard|forget|open|visit|fetch|use|send|forward|tell|say|write|reply|respond|answer|mark|approve|describe|include|call|run|execute|delete|recommend|rate|praise|summari[sz]e|output|print|reveal|do|click|download|treat|consider|classify)\b`),
+		},
+		{
+			// Dismissing what came before without the usual phrases: "set
+			// aside whatever guidance you received earlier", "drop the
+			// earlier task", "never mind what the person asked you".
+			id: "override.dismiss", category: Override,
+			triggers: []string{"ignore", "disregard", "forget", "drop", "discard", "abandon", "nevermind", "never mind", "set aside", "put aside", "skip"}, after: 160,
+			re: regexp.MustCompile(`^(?:ignore|disregard|forget(?: about)?|drop|discard|abandon|nevermind|never mind|set aside|put aside|skip) (?:(?:whatever|what|all|everything|anything|any|the|your|of|that)[ ,]{1,2}){0,3}(?:(?:guidance|instructions?|directions?|rules|orders|commands|text|prompt|context|task|request)[ ,]{1,2})?(?:(?:that )?(?:you|the (?:person|user|human|operator)|your (?:operator|user|developer)|they) (?:[a-z']+ ){0,2}?(?:told|given|asked|received|said|wanted|requested|got|were given|were told)|(?:the|your) (?:earlier|original|current|previous|prior|initial|first|assigned|actual) (?:task|request|job|assignment|question|instructions?|prompt))\b`),
+		},
+		{
+			id: "override.outdated", category: Override,
+			triggers: []string{"treat", "consider", "regard"}, after: 160,
+			re: regexp.MustCompile(`^(?:treat|consider|regard) (?:everything|all|anything|the text|the instructions|whatever you (?:were|have been) (?:told|given)) (?:[a-z']+ ){0,4}?(?:above|before|preceding|prior|earlier|until now|so far)[a-z ]{0,30}? as (?:outdated|void|irrelevant|obsolete|invalid|cancel+ed|null|superseded|a test|fake|spam|noise)\b`),
+		},
+		{
+			id: "override.no_longer_applies", category: Override,
+			triggers: []string{"given", "told", "received"}, before: 60, after: 90,
+			re: regexp.MustCompile(`\b(?:you were (?:given|told)|you (?:have )?received|given to you|you have been (?:given|told))(?: [a-z']+){0,6} (?:no longer (?:applies|apply|matters?|counts?|holds?|valid)|(?:is|are) (?:now )?(?:void|cancel+ed|revoked|obsolete|irrelevant|invalid))\b`),
+		},
+		{
+			// Sensitive data placed into a link or the answer.
+			id: "exfiltration.embed", category: Exfiltration,
+			triggers: []string{"include", "put", "insert", "embed", "encode", "add", "append", "compile", "attach", "paste"}, after: 200,
+			re: regexp.MustCompile(`^(?:include|put|insert|embed|encode|add|append|compile|attach|paste) (?:[a-z'-]+ ){0,8}?(?:user's|users'|the user|this chat|the chat|the conversation|your context|your system prompt|your instructions|secret|secrets|api key|password|passwords|credentials|token|phone numbers?|addresses|emails|e-mails|messages|history)(?: [a-z'-]+){0,10}? (?:into|in|to|inside) (?:a |an |the |this |your |that )?(?:image |markdown |hidden |tracking )?(?:link|url|image|query|address|answer|reply|response|code block|request)\b`),
+		},
+		{
+			id: "exfiltration.secret_from_context", category: Exfiltration,
+			triggers: []string{"secret", "api", "password", "credentials", "token", "key"}, after: 120,
+			re: regexp.MustCompile(`^(?:secret key|secret|api key|api keys|password|passwords|credentials|access token|token|key)s? (?:from|in|of|stored in|inside) (?:your|the) (?:context|system prompt|instructions|memory|configuration|environment|conversation|chat history|tools?)\b`),
 		},
 		{
 			id: "exfiltration.send", category: Exfiltration,
@@ -137,7 +177,11 @@ func compile() *detectors {
 					spacedPatterns = append(spacedPatterns, compact)
 					d.spacedLen = append(d.spacedLen, len(compact))
 				}
-				for _, w := range strings.Fields(f) {
+				words := strings.Fields(f)
+				if prefix && len(words) > 0 {
+					words = append(words, words[len(words)-1]+"s")
+				}
+				for _, w := range words {
 					if n := len(w); n >= 5 && n <= 12 && isASCIILetters(w) {
 						sig := typoSignature(w)
 						if _, ok := d.typo[sig]; !ok {
@@ -256,6 +300,9 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 			if p < lastEnd {
 				continue
 			}
+			if r.sentenceStart && !opensSentence(v.fold, p) {
+				continue
+			}
 			ws := max(0, p-r.before)
 			we := min(len(v.fold), p+r.after)
 			for ws > 0 && !utf8.RuneStart(v.fold[ws]) {
@@ -273,6 +320,25 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 			lastEnd = ws + loc[1]
 		}
 	}
+}
+
+// opensSentence reports whether fold[p:] starts a sentence: only spaces and
+// then a boundary (start, punctuation, quote, bracket, tag end or an HTML
+// comment opening) come before it.
+func opensSentence(fold []byte, p int) bool {
+	i := p
+	for i > 0 && fold[i-1] == ' ' {
+		i--
+	}
+	if i == 0 {
+		return true
+	}
+	r, _ := utf8.DecodeLastRune(fold[:i])
+	switch r {
+	case '.', '!', '?', ':', ';', '>', '(', '[', '"', '\'', '-', '*', '#', '|', '。', '！', '？', '「', '«':
+		return true
+	}
+	return false
 }
 
 // scanLines looks for fake conversation turns at line starts in the
@@ -338,7 +404,11 @@ func lineTurn(line []byte) int {
 		case hashes >= 2:
 			return i + j
 		case w == "human" || w == "assistant":
-			return i + j
+			// A turn carries prose; "Human: 12 wins" on a scoreboard does not.
+			tail := bytes.TrimLeft(rest[j:], " \t")
+			if r, _ := utf8.DecodeRune(tail); len(tail) > 0 && unicode.IsLetter(r) {
+				return i + j
+			}
 		case w == "system":
 			// "System: you are …" opens a fake system turn; "System: Linux"
 			// in a bug report does not.
@@ -351,34 +421,85 @@ func lineTurn(line []byte) int {
 	return 0
 }
 
-// scanTypoglycemia replaces words whose inner letters are a shuffle of a
-// phrase word and matches the phrases again.
+// leet maps digits used as letters inside words.
+func leet(c byte) byte {
+	switch c {
+	case '0':
+		return 'o'
+	case '1':
+		return 'i'
+	case '3':
+		return 'e'
+	case '4':
+		return 'a'
+	case '5':
+		return 's'
+	case '7':
+		return 't'
+	case '@':
+		return 'a'
+	case '$':
+		return 's'
+	}
+	return 0
+}
+
+// scanTypoglycemia rewrites words whose inner letters are a shuffle of a
+// phrase word, and words with digits standing in for letters (previ0us),
+// then matches the phrases again on the rewritten view.
 func (d *detectors) scanTypoglycemia(v *view, sc *scan) {
 	var canon []byte
 	var replaced []span
 	fold := v.fold
 	for i := 0; i < len(fold); {
-		if fold[i] < 'a' || fold[i] > 'z' {
+		if !(fold[i] >= 'a' && fold[i] <= 'z') && leet(fold[i]) == 0 {
 			i++
 			continue
 		}
 		j := i
-		for j < len(fold) && fold[j] >= 'a' && fold[j] <= 'z' {
+		letters, digits := 0, 0
+		for j < len(fold) && (fold[j] >= 'a' && fold[j] <= 'z' || leet(fold[j]) != 0 && fold[j] != '@' && fold[j] != '$' || (fold[j] == '@' || fold[j] == '$') && j > i) {
+			if fold[j] >= 'a' && fold[j] <= 'z' {
+				letters++
+			} else {
+				digits++
+			}
 			j++
 		}
-		if j < len(fold) && fold[j] >= utf8.RuneSelf || i > 0 && fold[i-1] >= utf8.RuneSelf {
+		if j == i {
+			i++
+			continue
+		}
+		if j < len(fold) && fold[j] >= utf8.RuneSelf || i > 0 && (fold[i-1] >= utf8.RuneSelf || fold[i-1] >= '0' && fold[i-1] <= '9') || j < len(fold) && fold[j] >= '0' && fold[j] <= '9' {
 			i = j
 			continue
 		}
-		if n := j - i; n >= 5 && n <= 12 {
-			w := string(fold[i:j])
-			if c, ok := d.typo[typoSignature(w)]; ok && c != w {
-				if canon == nil {
-					canon = append([]byte(nil), fold...)
-				}
-				copy(canon[i:j], c)
-				replaced = append(replaced, span{i, j})
+		n := j - i
+		w := []byte(string(fold[i:j]))
+		if digits > 0 {
+			// A word of letters with a few digit letters, e.g. "instructi0ns".
+			if letters < 3 || digits > n/2 {
+				i = j
+				continue
 			}
+			for k := range w {
+				if l := leet(w[k]); l != 0 {
+					w[k] = l
+				}
+			}
+		}
+		cand := string(w)
+		if n >= 5 && n <= 12 {
+			if c, ok := d.typo[typoSignature(cand)]; ok {
+				cand = c
+			}
+		}
+		if cand != string(fold[i:j]) {
+			if canon == nil {
+				canon = append([]byte(nil), fold...)
+			}
+			copy(canon[i:j], cand)
+			replaced = append(replaced, span{i, j})
 		}
 		i = j
 	}

@@ -53,7 +53,7 @@ func (d *detectors) scanCarriers(v *view, sc *scan) {
 			i++
 			continue
 		}
-		if i > 0 && (isB64(raw[i-1]) || raw[i-1] == '=') {
+		if i > 0 && isB64(raw[i-1]) {
 			i++
 			continue
 		}
@@ -81,8 +81,12 @@ func (d *detectors) scanCarriers(v *view, sc *scan) {
 			j++
 		}
 		body := j
-		for k := 0; k < 2 && j < len(raw) && raw[j] == '='; k++ {
-			j++
+		pad := j
+		for k := 0; k < 2 && pad < len(raw) && raw[pad] == '='; k++ {
+			pad++
+		}
+		if pad == len(raw) || !isB64(raw[pad]) {
+			j = pad
 		}
 		if body-i >= minBase64Len && upper && lower && digit && !(url && std) {
 			enc := base64.RawStdEncoding
