@@ -258,8 +258,10 @@ func (s *Service) Retrieve(ctx context.Context, rawURL string, o Options) (*Page
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	timeoutOr := func(err error) error { return s.timeoutOr(parent, ctx, timeout, err) }
 
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -296,7 +298,7 @@ func (s *Service) Retrieve(ctx context.Context, rawURL string, o Options) (*Page
 	for hop := 0; ; hop++ {
 		reqURL, p, err := s.checkHop(ctx, c, cur, o)
 		if err != nil {
-			return nil, s.timeoutOr(ctx, timeout, err)
+			return nil, timeoutOr(err)
 		}
 		if p.class != classPublic {
 			page.PrivateTarget = true
@@ -308,7 +310,7 @@ func (s *Service) Retrieve(ctx context.Context, rawURL string, o Options) (*Page
 		s.log.DebugContext(ctx, "web: requesting", "url", RedactURL(reqURL), "hop", hop, "policy", o.Policy.String())
 		resp, err = s.do(ctx, client, reqURL, hop)
 		if err != nil {
-			return nil, s.timeoutOr(ctx, timeout, err)
+			return nil, timeoutOr(err)
 		}
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.StatusCode != http.StatusNotModified {
 			loc := resp.Header.Get("Location")
@@ -342,7 +344,7 @@ func (s *Service) Retrieve(ctx context.Context, rawURL string, o Options) (*Page
 	}
 	final, _ := url.Parse(page.FinalURL)
 	if err := s.readContent(ctx, resp, final, maxBytes, page); err != nil {
-		return nil, s.timeoutOr(ctx, timeout, err)
+		return nil, timeoutOr(err)
 	}
 	page.OriginalChars = utf8.RuneCountInString(page.Markdown)
 	page.RetrievedAt = s.now().UTC()
@@ -352,9 +354,20 @@ func (s *Service) Retrieve(ctx context.Context, rawURL string, o Options) (*Page
 	return page, nil
 }
 
-// timeoutOr turns a deadline of the retrieval into ErrTimeout.
-func (s *Service) timeoutOr(ctx context.Context, timeout time.Duration, err error) error {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) && !IsBlocked(err) {
+// timeoutOr turns a deadline of the retrieval into ErrTimeout. When the
+// caller's own context ran out (an overall budget), the error also wraps
+// the caller's context error, so the caller can tell the two apart.
+func (s *Service) timeoutOr(parent, ctx context.Context, timeout time.Duration, err error) error {
+	if IsBlocked(err) {
+		return err
+	}
+	if perr := parent.Err(); perr != nil {
+		if errors.Is(perr, context.DeadlineExceeded) {
+			return fmt.Errorf("%w: the caller's time budget ran out: %w", ErrTimeout, perr)
+		}
+		return err
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("%w after %s", ErrTimeout, formatSeconds(timeout))
 	}
 	var ne net.Error

@@ -464,3 +464,17 @@ func TestConcurrentRetrieve(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestCallerDeadline tells the caller's budget from the page timeout.
+func TestCallerDeadline(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := NewService(ServiceOptions{}).Retrieve(ctx, srv.URL, Options{Policy: UserChosen, Timeout: time.Minute})
+	if !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error %v, want ErrTimeout wrapping the caller's deadline", err)
+	}
+}
