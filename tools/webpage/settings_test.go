@@ -94,3 +94,31 @@ func TestValidateConfiguration(t *testing.T) {
 		t.Error("an unreadable free address choice must count as OFF")
 	}
 }
+
+func FuzzAllowedPrivateHosts(f *testing.F) {
+	for _, s := range []string{"intranet.corp", "*.corp.example;10.0.0.1", "[fd00::1]\nwiki.", "https://x/y", "bücher.corp", "*.*.x", ",;\r\n", "a..b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, list string) {
+		hosts, err := parseAllowedHosts(list)
+		if err != nil {
+			return
+		}
+		c := config{allowed: hosts}
+		for _, p := range hosts {
+			if p.host == "" || strings.ContainsAny(p.host, "/*@ ") {
+				t.Fatalf("entry %+v of %q is no host", p, list)
+			}
+			if p.subdomains {
+				if c.isAllowed(p.host) {
+					t.Fatalf("*.%s allows its apex", p.host)
+				}
+				if !c.isAllowed("sub." + p.host) {
+					t.Fatalf("*.%s does not allow a subdomain", p.host)
+				}
+			} else if !c.isAllowed(p.host) {
+				t.Fatalf("%s is not allowed although listed", p.host)
+			}
+		}
+	})
+}

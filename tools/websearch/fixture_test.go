@@ -27,7 +27,7 @@ type engine struct {
 	respond func(w http.ResponseWriter, r *http.Request, body string)
 }
 
-func newEngine(t *testing.T, respond func(w http.ResponseWriter, r *http.Request, body string)) *engine {
+func newEngine(t testing.TB, respond func(w http.ResponseWriter, r *http.Request, body string)) *engine {
 	e := &engine{respond: respond}
 	e.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -143,7 +143,7 @@ const (
 
 // world is a test setting: three search services and a made-up web.
 type world struct {
-	t      *testing.T
+	t      testing.TB
 	sim    *netSim
 	searx  *engine
 	brave  *engine
@@ -153,7 +153,7 @@ type world struct {
 	inflight, peak atomic.Int64
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	w := &world{t: t, rep: &reports{}}
 	w.sim = newNetSim(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/busy") {
