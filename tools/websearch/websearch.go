@@ -178,7 +178,11 @@ func plan(c config, all []backend) ([]backend, []string, error) {
 			}
 		}
 		if c.primary != "" && primary == nil {
-			notes = append(notes, fmt.Sprintf("The primary search service %s is not configured, so the configured ones were asked in their order.", displayName(c.primary)))
+			what := "the configured ones were asked in their order"
+			if c.strategy == StrategySpecific {
+				what = "the first configured one was asked instead"
+			}
+			notes = append(notes, fmt.Sprintf("The primary search service %s is not configured, so %s.", displayName(c.primary), what))
 		}
 		if primary != nil {
 			ordered = append([]backend{primary}, without(all, primary)...)
