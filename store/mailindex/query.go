@@ -109,16 +109,21 @@ func MatchQuery(text string) string {
 	return strings.Join(q, " OR ")
 }
 
-// SearchWords returns up to limit chunks matching query by words, best
-// first, among the mails meeting f.
+// SearchWords returns up to limit mails meeting f whose text matches
+// query by words, best first (bm25), each with its best chunk.
 func (x *Index) SearchWords(ctx context.Context, mailboxID string, f Filter, query string, limit int) ([]Hit, error) {
 	mq := MatchQuery(query)
 	if mq == "" || limit <= 0 {
 		return nil, nil
 	}
 	where, args := filterSQL(mailboxID, f)
-	q := `SELECT c.id, c.mail_id, bm25(chunks_fts) FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid
-		JOIN mails m ON m.id = c.mail_id WHERE chunks_fts MATCH ? AND ` + where + ` ORDER BY bm25(chunks_fts) LIMIT ?`
+	// bm25 cannot stand inside an aggregate; the materialized CTE ranks
+	// every matching chunk first, then each mail keeps its best.
+	q := `WITH h AS MATERIALIZED (
+			SELECT c.mail_id AS mail_id, c.id AS chunk_id, bm25(chunks_fts) AS score FROM chunks_fts
+			JOIN chunks c ON c.id = chunks_fts.rowid JOIN mails m ON m.id = c.mail_id
+			WHERE chunks_fts MATCH ? AND ` + where + `)
+		SELECT mail_id, chunk_id, MIN(score) FROM h GROUP BY mail_id ORDER BY MIN(score), mail_id LIMIT ?`
 	rows, err := x.db.QueryContext(ctx, q, append(append([]any{mq}, args...), limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("mailindex: search words: %w", err)
@@ -127,7 +132,7 @@ func (x *Index) SearchWords(ctx context.Context, mailboxID string, f Filter, que
 	var out []Hit
 	for rows.Next() {
 		var h Hit
-		if err := rows.Scan(&h.ChunkID, &h.MailID, &h.Score); err != nil {
+		if err := rows.Scan(&h.MailID, &h.ChunkID, &h.Score); err != nil {
 			return nil, fmt.Errorf("mailindex: search words: %w", err)
 		}
 		h.Score = -h.Score // bm25 is lower-is-better
@@ -173,8 +178,8 @@ func Cosine(a, b []float32) float64 {
 	return dot / (math.Sqrt(na) * math.Sqrt(nb))
 }
 
-// SearchVector returns up to limit chunks closest to vec by exact cosine,
-// among the chunks embedded with model of the mails meeting f.
+// SearchVector returns up to limit mails meeting f closest to vec by exact
+// cosine over their chunks embedded with model, each with its best chunk.
 func (x *Index) SearchVector(ctx context.Context, mailboxID string, f Filter, model string, vec []float32, limit int) ([]Hit, error) {
 	if len(vec) == 0 || limit <= 0 {
 		return nil, nil
@@ -202,6 +207,19 @@ func (x *Index) SearchVector(ctx context.Context, mailboxID string, f Filter, mo
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("mailindex: search vector: %w", err)
 	}
+	best := map[string]int{}
+	kept := all[:0]
+	for _, h := range all {
+		if i, ok := best[h.MailID]; ok {
+			if h.Score > kept[i].Score {
+				kept[i] = h
+			}
+			continue
+		}
+		best[h.MailID] = len(kept)
+		kept = append(kept, h)
+	}
+	all = kept
 	sort.SliceStable(all, func(i, j int) bool {
 		if all[i].Score != all[j].Score {
 			return all[i].Score > all[j].Score
