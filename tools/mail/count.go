@@ -168,4 +168,3 @@ func (c *Count) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecCo
 	c.o.log().Info("count_mails ran", "mailboxes", len(cond.mailboxes), "group_by", groupBy)
 	return res, nil
 }
-

@@ -291,7 +291,7 @@ func TestSearchBudgetRoundRobin(t *testing.T) {
 	var mails []testMail
 	for i := 0; i < 10; i++ {
 		mails = append(mails, testMail{folder: "INBOX", subject: strings.Repeat("S", 400), from: "x@example.org",
-			to: "a@example.org, b@example.org, c@example.org, d@example.org, e@example.org, f@example.org, g@example.org",
+			to:   "a@example.org, b@example.org, c@example.org, d@example.org, e@example.org, f@example.org, g@example.org",
 			body: fmt.Sprintf("%d %s", i, long), received: time.Date(2026, 3, 1+i, 0, 0, 0, 0, time.UTC)})
 	}
 	seed(t, e.x, "a", now, mails)

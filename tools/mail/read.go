@@ -259,4 +259,3 @@ func (t *Read) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecCon
 	t.o.log().Info("read_mail ran", "mailbox_id", r.Config.ID, "mailbox", r.Config.Name, "page", page, "attachment", withAtt, "headers", withHeaders)
 	return res, nil
 }
-
