@@ -70,7 +70,9 @@ func extractHTML(doc string, pageURL *url.URL) (ex extracted, err error) {
 	doc = strings.ToValidUTF8(doc, "\uFFFD")
 	root, err := html.Parse(strings.NewReader(doc))
 	if err != nil {
-		return extracted{}, fmt.Errorf("%w: %v", ErrDecode, err)
+		// x/net/html refuses documents nested deeper than 512 open
+		// elements, which also keeps the recursive steps below safe.
+		return extracted{}, fmt.Errorf("%w: the HTML could not be parsed (%v)", ErrDecode, err)
 	}
 	pageBase := baseURL(root, pageURL)
 	meta := readMeta(root)

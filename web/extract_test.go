@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -290,4 +291,18 @@ func FuzzExtractHTML(f *testing.F) {
 			t.Fatalf("script link in %q", p.Markdown)
 		}
 	})
+}
+
+// TestExtractionDeepNesting refuses absurdly nested documents instead of
+// recursing through them.
+func TestExtractionDeepNesting(t *testing.T) {
+	u, _ := url.Parse("https://deep.example/")
+	_, err := ExtractHTML("<html><body>"+strings.Repeat("<div>", 100000)+"x</body></html>", u)
+	if !errors.Is(err, ErrDecode) {
+		t.Fatalf("error %v, want ErrDecode", err)
+	}
+	p, err := ExtractHTML("<html><body><article>"+strings.Repeat("<div>", 300)+"<p>"+strings.Repeat("Nested but readable words. ", 30)+"</p></article></body></html>", u)
+	if err != nil || !strings.Contains(p.Markdown, "Nested but readable words.") {
+		t.Fatalf("300 levels: %v", err)
+	}
 }
