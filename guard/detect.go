@@ -132,7 +132,7 @@ func regexRules() []regexRule {
 		{
 			id: "markup_evasion.hidden_style", category: MarkupEvasion,
 			triggers: []string{"display", "visibility", "font-size", "opacity", "color"}, after: 800,
-			re: regexp.MustCompile(`^(?:display ?: ?none|visibility ?: ?hidden|font-size ?: ?0(?:\.[0-9]+)?(?:px|pt|em|rem)?\b|opacity ?: ?0(?:\.0+)?\b|color ?: ?(?:white|#fff(?:fff)?|transparent|rgba\([0-9, ]+, ?0\)))[^<>]{0,200}>([^<]{1,600})`),
+			re:       regexp.MustCompile(`^(?:display ?: ?none|visibility ?: ?hidden|font-size ?: ?0(?:\.[0-9]+)?(?:px|pt|em|rem)?\b|opacity ?: ?0(?:\.0+)?\b|color ?: ?(?:white|#fff(?:fff)?|transparent|rgba\([0-9, ]+, ?0\)))[^<>]{0,200}>([^<]{1,600})`),
 			keywords: regexp.MustCompile(`\b(?:ai|assistant|assistants|language model|llm|llms|chatgpt|claude|instructions?|prompt|ignore|disregard|summar(?:y|ize|ise))\b`),
 		},
 		{
@@ -140,7 +140,7 @@ func regexRules() []regexRule {
 			// The readable view decodes the \t of \textcolor and the \f of
 			// \fontsize as escapes, so the triggers start after them.
 			triggers: []string{"extcolor", "color", "phantom", "ontsize"}, after: 700,
-			re: regexp.MustCompile(`^(?:extcolor ?\{ ?white ?\}|color ?\{ ?white ?\}|phantom|ontsize ?\{ ?0(?:\.[0-9]+)?(?:pt)? ?\})[^{]{0,40}\{([^}]{1,600})`),
+			re:       regexp.MustCompile(`^(?:extcolor ?\{ ?white ?\}|color ?\{ ?white ?\}|phantom|ontsize ?\{ ?0(?:\.[0-9]+)?(?:pt)? ?\})[^{]{0,40}\{([^}]{1,600})`),
 			keywords: regexp.MustCompile(`\b(?:ai|assistant|language model|llm|chatgpt|claude|instructions?|prompt|ignore|disregard|reviewer|summar(?:y|ize|ise))\b`),
 		},
 	}

@@ -98,8 +98,9 @@ type Finding struct {
 	// characters, with invisible characters shown escaped (e.g. <U+200B>).
 	// For hidden carriers it shows what they decode to.
 	Snippet string
-	// Start and End are the byte offsets of the neutralized span in the
-	// original text.
+	// Start and End are the byte offsets in the original text of what the
+	// rule matched. The neutralized span starts there and may reach to the
+	// end of the sentence.
 	Start, End int
 }
 

@@ -224,16 +224,16 @@ func buildView(s string, sc *scan) *view {
 		foldEnd:   make([]int32, 0, len(s)),
 	}
 	var (
-		prev       rune = -1 // last visible character
-		foldSpace       = true
-		tags       []rune
-		tagSpan    span
-		tagPrev    rune
-		zwRun      int
-		zwSpan     span
-		selectors  int
-		selSpan    span
-		buf        [utf8.UTFMax]byte
+		prev      rune = -1 // last visible character
+		foldSpace      = true
+		tags      []rune
+		tagSpan   span
+		tagPrev   rune
+		zwRun     int
+		zwSpan    span
+		selectors int
+		selSpan   span
+		buf       [utf8.UTFMax]byte
 	)
 	flushTags := func() {
 		if len(tags) == 0 {
@@ -249,9 +249,7 @@ func buildView(s string, sc *scan) *view {
 		}
 		if !flag {
 			sc.remove(tagSpan)
-			if len(tags) >= 2 {
-				sc.addInvisible("invisible.unicode_tags", tagSpan, "hidden tag characters: "+quoteSnippet(decodeTags(tags)))
-			}
+			sc.addInvisible("invisible.unicode_tags", tagSpan, "hidden tag characters: "+quoteSnippet(decodeTags(tags)))
 		}
 		tags = tags[:0]
 	}
