@@ -9,8 +9,8 @@
 // snippets, and what the search services say in notes — goes through one
 // prompt-injection filter batch per search. Safe search is never bypassed:
 // while a safe-search policy is set, a service that cannot filter is not
-// asked. The package reaches the search services only through the HTTP
-// client it is given and result pages only through web.Service; it never
+// asked. The package reaches the search services only through its HTTP
+// client (the one it is given, or a plain one of its own) and result pages only through web.Service; it never
 // reaches a private, loopback or link-local page, never logs a query, an
 // API key or page content, and never puts an API key into an error.
 package websearch
