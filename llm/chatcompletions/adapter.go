@@ -316,7 +316,7 @@ func (a *Adapter) Round(ctx context.Context, opts llm.RoundOptions, onText func(
 	r := &idleReader{r: resp.Body, t: idle}
 
 	var acc *accumulated
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, 4096)
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt == "application/json" || startsWithObject(br) {
 		// A host that ignored stream:true, whatever type it declared.
@@ -342,7 +342,7 @@ func (a *Adapter) Round(ctx context.Context, opts llm.RoundOptions, onText func(
 // what Round does with a response body, for benchmarks and tools that hold
 // a recorded answer.
 func Decode(r io.Reader, onText func(string)) (*llm.Round, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, 4096)
 	var acc *accumulated
 	var err error
 	if startsWithObject(br) {
