@@ -420,6 +420,18 @@ func TestDovecotKilledSyncResumes(t *testing.T) {
 	if st.Mails != 20 || st.Chunks != 20 {
 		t.Errorf("after resume: %+v (report %+v), want exactly 20 mails and chunks", st, rep)
 	}
+
+	// With an embedding provider the next sync embeds every chunk.
+	srv, _ := fakeEmbeddings(t, []string{"number"})
+	cfg.Embedding = &Embedding{Kind: EmbeddingOllama, BaseURL: srv.URL, Model: "toy", Provider: policy.ProviderSelfHosted}
+	ix.o.Embedders = Embedders(nil, srv.Client())
+	rep, err = ix.Sync(context.Background(), cfg, SyncOptions{})
+	if err != nil || rep.Embedded != 20 || rep.EmbeddingError != "" || rep.Added != 0 {
+		t.Fatalf("embedding sync: %+v %v", rep, err)
+	}
+	if c, e, _ := x.EmbeddingCoverage(context.Background(), cfg.ID, "toy"); c != 20 || e != 20 {
+		t.Errorf("embedded %d of %d chunks", e, c)
+	}
 }
 
 // countingProxy forwards loopback TCP to target and counts connections and

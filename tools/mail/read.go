@@ -139,7 +139,7 @@ func (t *Read) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecCon
 			ArgMailID, id, strings.Join(readableIDs(rs), ", ")))
 	}
 	if err != nil {
-		return tool.Result{}, fmt.Errorf("read_mail: read the index of mailbox %s: %w", r.Config.ID, err)
+		return tool.Result{}, fmt.Errorf("read_mail: read the mail index: %w", err)
 	}
 	loc := t.o.loc()
 	out := ReadResult{MailID: m.ID, Mailbox: refJSON{ID: r.Config.ID, Name: r.Config.Name}, Received: m.Received.In(loc).Format(TimeLayout),
