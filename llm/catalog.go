@@ -74,8 +74,8 @@ var catalogue = []KindInfo{
 	{
 		Kind: KindOpenAI, Title: "OpenAI", DefaultBaseURL: "https://api.openai.com/v1/",
 		KeyEnv: []string{"OPENAI_API_KEY"}, Scheme: "OPEN_AI",
-		// Strict mode: "Setting strict to true will ensure function calls
-		// reliably adhere to the function schema" —
+		// Strict mode makes function calls follow the schema exactly
+		// rather than on a best-effort basis:
 		// https://platform.openai.com/docs/guides/function-calling#strict-mode
 		// (same guarantee in Structured Outputs:
 		// https://platform.openai.com/docs/guides/structured-outputs).
