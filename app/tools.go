@@ -7,6 +7,7 @@ import (
 	"github.com/stewardhq/steward/registry"
 	"github.com/stewardhq/steward/tool"
 	"github.com/stewardhq/steward/tools/webpage"
+	"github.com/stewardhq/steward/tools/websearch"
 )
 
 // wikiSettingKey is search_confluence's base URL. search_confluence itself
@@ -17,7 +18,11 @@ const wikiSettingKey = "search_confluence.baseUrl"
 // buildTools constructs every tool Steward ships.
 func (a *App) buildTools() ([]tool.Tool, error) {
 	return []tool.Tool{
-		webpage.New(webpage.Deps{Web: a.WebService(), Guard: a.Filter(), Wiki: a.wiki, Logger: a.Logger}),
+		websearch.New(websearch.Deps{Web: a.WebService(), Guard: a.Filter(), Logger: a.Logger}),
+		webpage.New(webpage.Deps{Web: a.WebService(), Guard: a.Filter(), Wiki: a.wiki, Logger: a.Logger,
+			OnPrivateHostBlocked: func(host string) {
+				a.Logger.Warn("read_web_page did not read an allowed private host because the provider's confidence is below HIGH", "host", host)
+			}}),
 	}, nil
 }
 

@@ -109,5 +109,53 @@ CONFIG["SETTINGS"] = {}
 -- read_web_page.freeAddressChoice (one of OFF, ON): OFF: the model reads only addresses given word for word in the conversation (system prompt, user messages and their documents, tool results). ON: it may also read addresses it chose itself Default: OFF.
 -- CONFIG["SETTINGS"]["read_web_page.freeAddressChoice"] = "OFF"
 
+-- web_search.searxng.baseUrl (string): The address of a SearXNG instance with the JSON format enabled (search.formats in settings.yml), e.g. https://searx.example.org. Leave it empty to not use SearXNG Default: none.
+-- CONFIG["SETTINGS"]["web_search.searxng.baseUrl"] = ""
+
+-- web_search.brave.apiKey (secret string, ENC:v1: only, never a default): The subscription token of the Brave Search API (Web Search). Leave it empty to not use Brave Search Default: none.
+-- CONFIG["SETTINGS"]["web_search.brave.apiKey"] = "ENC:v1:..."
+
+-- web_search.brave.baseUrl (string): The address of the Brave Search API, to be changed only for a proxy or gateway Default: https://api.search.brave.com.
+-- CONFIG["SETTINGS"]["web_search.brave.baseUrl"] = "https://api.search.brave.com"
+
+-- web_search.tavily.apiKey (secret string, ENC:v1: only, never a default): The API key of Tavily. Leave it empty to not use Tavily Default: none.
+-- CONFIG["SETTINGS"]["web_search.tavily.apiKey"] = "ENC:v1:..."
+
+-- web_search.tavily.searchDepth (one of basic, advanced, fast, ultra-fast): basic or advanced. fast and ultra-fast ignore safe search, so Tavily is then not asked while a safe-search policy is set Default: basic.
+-- CONFIG["SETTINGS"]["web_search.tavily.searchDepth"] = "basic"
+
+-- web_search.tavily.baseUrl (string): The address of the Tavily API, to be changed only for a proxy or gateway Default: https://api.tavily.com.
+-- CONFIG["SETTINGS"]["web_search.tavily.baseUrl"] = "https://api.tavily.com"
+
+-- web_search.backendStrategy (one of FAILOVER, PARALLEL, SPECIFIC): With several services: FAILOVER asks them in turn (the primary first) until one finds something; PARALLEL asks all at once and merges the results; SPECIFIC asks only the primary Default: FAILOVER.
+-- CONFIG["SETTINGS"]["web_search.backendStrategy"] = "FAILOVER"
+
+-- web_search.primaryBackend (one of SEARXNG, BRAVE, TAVILY): The service asked first (FAILOVER) or only (SPECIFIC); it must be configured. Not used by PARALLEL Default: none.
+-- CONFIG["SETTINGS"]["web_search.primaryBackend"] = ""
+
+-- web_search.defaultLanguage (string): The language searched when the model names none: an IETF tag such as en or de-CH, or all for every language Default: none.
+-- CONFIG["SETTINGS"]["web_search.defaultLanguage"] = ""
+
+-- web_search.defaultSafeSearch (one of OFF, MODERATE, STRICT): OFF, MODERATE or STRICT; empty lets each service decide. With MODERATE or STRICT, a service that cannot filter is never asked Default: none.
+-- CONFIG["SETTINGS"]["web_search.defaultSafeSearch"] = ""
+
+-- web_search.maxResults (string): How many results a search returns when the model does not ask for a number; the model may ask for up to 20. A whole number from 1 to 20 Default: 5.
+-- CONFIG["SETTINGS"]["web_search.maxResults"] = "5"
+
+-- web_search.searchTimeoutSeconds (string): How long one search service may take to answer, in seconds. A whole number from 1 to 240 Default: 30.
+-- CONFIG["SETTINGS"]["web_search.searchTimeoutSeconds"] = "30"
+
+-- web_search.pageTimeoutSeconds (string): How long reading one result page may take, in seconds. A whole number from 1 to 60 Default: 30.
+-- CONFIG["SETTINGS"]["web_search.pageTimeoutSeconds"] = "30"
+
+-- web_search.allPagesRetrievalTimeoutSeconds (string): How long reading all result pages of one search may take together, in seconds. A whole number from 1 to 120 Default: 60.
+-- CONFIG["SETTINGS"]["web_search.allPagesRetrievalTimeoutSeconds"] = "60"
+
+-- web_search.maxTotalContentCharacters (string): The most characters of page content one search returns, over all results. A whole number from 1 to 200000 Default: 100000.
+-- CONFIG["SETTINGS"]["web_search.maxTotalContentCharacters"] = "100000"
+
+-- web_search.minContentCharactersPerResult (string): The characters of the budget kept for each later result, so that the first pages cannot take all of it. A whole number from 1 to 10000 Default: 2000.
+-- CONFIG["SETTINGS"]["web_search.minContentCharactersPerResult"] = "2000"
+
 -- Any setting above can become an editable default instead of a locked value:
 -- CONFIG["SETTINGS"]["read_web_page.freeAddressChoice.AllowUserOverride"] = true
