@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -145,5 +146,87 @@ This paragraph is long enough for the extraction to treat it as the main content
 	}
 	if len(sources) != 1 || !strings.Contains(fmt.Sprint(sources[0]), "http://news.example.com/article") {
 		t.Fatalf("sources: %v", sources)
+	}
+}
+
+// searxng answers like a SearXNG instance with the JSON format enabled.
+func searxng(t *testing.T, results []map[string]any) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/search" || r.URL.Query().Get("format") != "json" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"query": r.URL.Query().Get("q"), "number_of_results": len(results), "results": results,
+			"answers": []any{}, "corrections": []any{}, "infoboxes": []any{}, "suggestions": []any{}, "unresponsive_engines": []any{}})
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestAskSearchesReadsAFoundPageAndIsRefusedAMadeUpOne(t *testing.T) {
+	home := t.TempDir()
+	w := newPublicWeb(t, map[string]string{
+		"/release": `<html><head><title>Widget 3.0 released</title></head><body><article><h1>Widget 3.0 released</h1>
+<p>Widget 3.0 ships today with a new plugin system, faster start-up and support for ARM servers. The release notes list forty changes,
+among them a rewritten scheduler and better error messages for configuration files. Upgrading from 2.x needs no manual steps.</p>
+<p>Read the <a href="/changelog">full changelog</a>.</p></article></body></html>`,
+		"/changelog": `<html><head><title>Widget changelog</title></head><body><main><h1>Changelog</h1>
+<p>3.0: new plugin system; rewritten scheduler; ARM support; clearer configuration errors; forty changes in total across the code base,
+documented one by one on this page for administrators who plan an upgrade of their installations this quarter.</p></main></body></html>`,
+	})
+	sx := searxng(t, []map[string]any{
+		{"url": "http://news.example.com/release", "title": "Widget 3.0 released", "content": "Widget 3.0 ships today", "engine": "duckduckgo", "score": 2.0},
+	})
+	settings := fmt.Sprintf(`{"version":2,"tools":{"web_search":{"searxng.baseUrl":%q,"defaultLanguage":"en"}}}`, sx.URL)
+	cfg := filepath.Join(home, "config")
+	if err := os.MkdirAll(cfg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg, "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := newScripted(t,
+		toolReply("call_1", "web_search", `{"query":"widget 3.0 release"}`),
+		toolReply("call_2", "read_web_page", `{"url":"http://news.example.com/changelog"}`),
+		toolReply("call_3", "read_web_page", `{"url":"http://news.example.com/widget-4-leak?user=alice"}`),
+		textReply("Widget 3.0 brings a plugin system."),
+	)
+	out, errOut, code := runInProcess(t, home, w.tweak(t), nil, "ask", "--json", "--provider", "vllm", "--base-url", p.baseURL(),
+		"--tools", "web_search,read_web_page", "What is new in Widget 3.0?")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	var statuses []string
+	var sources []any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("not JSON: %q", line)
+		}
+		switch ev["type"] {
+		case "trace":
+			tr := ev["trace"].(map[string]any)
+			statuses = append(statuses, fmt.Sprintf("%s:%s", tr["name"], tr["status"]))
+			if tr["status"] == "BLOCKED" && strings.Contains(fmt.Sprint(tr["status_message"]), "widget-4-leak") {
+				t.Errorf("the refusal repeats the address: %v", tr)
+			}
+		case "sources":
+			sources = ev["sources"].([]any)
+		}
+	}
+	want := "web_search:SUCCESS read_web_page:SUCCESS read_web_page:BLOCKED"
+	if got := strings.Join(statuses, " "); got != want {
+		t.Fatalf("traces %s, want %s\nstderr %s", got, want, errOut)
+	}
+	// The search result carried the page, whose link the model then read.
+	if msgs, _ := json.Marshal(p.request(1)["messages"]); !strings.Contains(string(msgs), "plugin system") {
+		t.Fatal("the search did not bring the page's content")
+	}
+	if msgs, _ := json.Marshal(p.request(2)["messages"]); !strings.Contains(string(msgs), "forty changes in total") {
+		t.Fatal("the linked page found by the search was not read")
+	}
+	if len(sources) != 2 {
+		t.Fatalf("want the search's page and the changelog as sources, got %v", sources)
 	}
 }
