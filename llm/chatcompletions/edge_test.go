@@ -178,6 +178,11 @@ func TestStreamEdgeCases(t *testing.T) {
 			errSubstr: "no readable",
 		},
 		{
+			name:      "pings and [DONE] only",
+			body:      "event: ping\ndata: {}\n\ndata: {\"type\":\"ping\"}\n\ndata: [DONE]\n\n",
+			errSubstr: "no readable",
+		},
+		{
 			name:      "an empty answer",
 			body:      "",
 			errSubstr: "no readable",

@@ -272,6 +272,9 @@ func (a *accumulated) addChunk(data []byte, onText func(string), nonStreaming bo
 	if err := json.Unmarshal(data, &c); err != nil {
 		return nil // unreadable lines are skipped
 	}
+	if c.Choices == nil && c.Usage == nil && c.XGroq == nil && len(c.Error) == 0 && c.Type != "error" && c.Citations == nil && c.SearchResults == nil {
+		return nil // a ping or another object that is no chunk
+	}
 	a.readable++
 	if e, ok := streamErrorFrom(c.Error); ok {
 		return e
@@ -505,7 +508,6 @@ func readSSE(r io.Reader, onText func(string)) (*accumulated, error) {
 			continue
 		}
 		if string(data) == "[DONE]" {
-			a.readable++
 			// The answer is complete; a host that keeps the connection open
 			// afterwards must not hold the round.
 			break
