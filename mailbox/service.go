@@ -134,14 +134,15 @@ type Coverage struct {
 	// SignInRefusedAt is set after a refused sign-in.
 	SignInRefusedAt time.Time
 	PendingRemovals int64
-	// Folders are the indexed folders.
+	// Folders are the indexed folders; Indexed is counted only by Status
+	// (-1 otherwise).
 	Folders []mailindex.Folder
 }
 
 // Coverage reads a mailbox's coverage from the index.
 func (s *Service) Coverage(ctx context.Context, mailboxID string) (Coverage, error) {
 	var c Coverage
-	fs, err := s.o.Index.Folders(ctx, mailboxID)
+	fs, err := s.o.Index.FolderStates(ctx, mailboxID)
 	if err != nil {
 		return c, err
 	}
@@ -432,6 +433,10 @@ func (s *Service) Status(ctx context.Context, cfg Config) (Status, error) {
 	st := Status{Config: cfg}
 	var err error
 	if st.Coverage, err = s.Coverage(ctx, cfg.ID); err != nil {
+		return st, err
+	}
+	// Status shows per folder how much is indexed: count the locations.
+	if st.Coverage.Folders, err = s.o.Index.Folders(ctx, cfg.ID); err != nil {
 		return st, err
 	}
 	if st.Stats, err = s.o.Index.Stats(ctx, cfg.ID); err != nil {

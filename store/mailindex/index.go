@@ -96,6 +96,9 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='unicode
 CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
 	DELETE FROM chunks_fts WHERE rowid = old.id;
 END;
+CREATE TABLE IF NOT EXISTS orphan_watch(
+	mailbox_id TEXT PRIMARY KEY
+);
 CREATE TABLE IF NOT EXISTS signin(
 	mailbox_id TEXT PRIMARY KEY,
 	refused_at INTEGER NOT NULL,
@@ -168,12 +171,27 @@ func withTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) error {
 	return nil
 }
 
-// Folders returns the folders of a mailbox with their sync state, ordered
-// by path.
+// Folders returns the folders of a mailbox with their sync state and how
+// many locations each holds, ordered by path.
 func (x *Index) Folders(ctx context.Context, mailboxID string) ([]Folder, error) {
+	return x.folders(ctx, mailboxID, true)
+}
+
+// FolderStates returns the folders of a mailbox with their sync state but
+// without counting their locations (Indexed is -1); cheap enough for every
+// search.
+func (x *Index) FolderStates(ctx context.Context, mailboxID string) ([]Folder, error) {
+	return x.folders(ctx, mailboxID, false)
+}
+
+func (x *Index) folders(ctx context.Context, mailboxID string, count bool) ([]Folder, error) {
+	indexed := "-1"
+	if count {
+		indexed = "(SELECT COUNT(*) FROM locations l WHERE l.folder_id = f.id)"
+	}
 	rows, err := x.db.QueryContext(ctx, `
 		SELECT f.path, f.special_use, f.uid_validity, f.uid_next, f.server_messages, f.server_unseen,
-		       f.last_complete_sync, (SELECT COUNT(*) FROM locations l WHERE l.folder_id = f.id)
+		       f.last_complete_sync, `+indexed+`
 		FROM folders f WHERE f.mailbox_id = ? ORDER BY f.path`, mailboxID)
 	if err != nil {
 		return nil, fmt.Errorf("mailindex: folders: %w", err)
@@ -195,7 +213,7 @@ func (x *Index) Folders(ctx context.Context, mailboxID string) ([]Folder, error)
 // Folder returns one folder's state; ok is false when the index does not
 // know it.
 func (x *Index) Folder(ctx context.Context, mailboxID, path string) (Folder, bool, error) {
-	fs, err := x.Folders(ctx, mailboxID)
+	fs, err := x.FolderStates(ctx, mailboxID)
 	if err != nil {
 		return Folder{}, false, err
 	}
@@ -233,15 +251,26 @@ func (x *Index) ResetFolder(ctx context.Context, mailboxID, path string, uidVali
 		if _, err := tx.ExecContext(ctx, `UPDATE folders SET uid_validity=?, uid_next=0, last_complete_sync=0 WHERE mailbox_id=? AND path=?`, uidValidity, mailboxID, path); err != nil {
 			return fmt.Errorf("mailindex: reset folder: %w", err)
 		}
-		return nil
+		return watchOrphans(ctx, tx, mailboxID)
 	})
 }
 
 // DeleteFolder removes a folder and its locations (not its mails; see
 // RemoveOrphans).
 func (x *Index) DeleteFolder(ctx context.Context, mailboxID, path string) error {
-	if _, err := x.db.ExecContext(ctx, `DELETE FROM folders WHERE mailbox_id=? AND path=?`, mailboxID, path); err != nil {
-		return fmt.Errorf("mailindex: delete folder: %w", err)
+	return withTx(ctx, x.db, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM folders WHERE mailbox_id=? AND path=?`, mailboxID, path); err != nil {
+			return fmt.Errorf("mailindex: delete folder: %w", err)
+		}
+		return watchOrphans(ctx, tx, mailboxID)
+	})
+}
+
+// watchOrphans notes that mails of the mailbox may have lost their last
+// location, so PendingRemovals has to count.
+func watchOrphans(ctx context.Context, tx *sql.Tx, mailboxID string) error {
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO orphan_watch(mailbox_id) VALUES(?)`, mailboxID); err != nil {
+		return fmt.Errorf("mailindex: note possible orphans: %w", err)
 	}
 	return nil
 }
@@ -305,24 +334,40 @@ func (x *Index) RemoveUIDs(ctx context.Context, mailboxID, path string, uids []u
 				return fmt.Errorf("mailindex: remove uids: %w", err)
 			}
 		}
-		return nil
+		return watchOrphans(ctx, tx, mailboxID)
 	})
 }
 
 // RemoveOrphans deletes the mails of a mailbox which no longer lie in any
 // folder, with their parts and chunks, and returns how many went.
 func (x *Index) RemoveOrphans(ctx context.Context, mailboxID string) (int64, error) {
-	res, err := x.db.ExecContext(ctx, `DELETE FROM mails WHERE mailbox_id=? AND NOT EXISTS(SELECT 1 FROM locations l WHERE l.mail_id = mails.id)`, mailboxID)
-	if err != nil {
-		return 0, fmt.Errorf("mailindex: remove orphans: %w", err)
-	}
-	return res.RowsAffected()
+	var n int64
+	err := withTx(ctx, x.db, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM mails WHERE mailbox_id=? AND NOT EXISTS(SELECT 1 FROM locations l WHERE l.mail_id = mails.id)`, mailboxID)
+		if err != nil {
+			return fmt.Errorf("mailindex: remove orphans: %w", err)
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM orphan_watch WHERE mailbox_id=?`, mailboxID); err != nil {
+			return fmt.Errorf("mailindex: remove orphans: %w", err)
+		}
+		return nil
+	})
+	return n, err
 }
 
-// PendingRemovals counts mails of a mailbox without any location.
+// PendingRemovals counts mails of a mailbox without any location. It only
+// counts when a removal since the last RemoveOrphans may have left some.
 func (x *Index) PendingRemovals(ctx context.Context, mailboxID string) (int64, error) {
+	var watched int
+	err := x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM orphan_watch WHERE mailbox_id=?`, mailboxID).Scan(&watched)
+	if err != nil || watched == 0 {
+		return 0, err
+	}
 	var n int64
-	err := x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM mails WHERE mailbox_id=? AND NOT EXISTS(SELECT 1 FROM locations l WHERE l.mail_id = mails.id)`, mailboxID).Scan(&n)
+	err = x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM mails WHERE mailbox_id=? AND NOT EXISTS(SELECT 1 FROM locations l WHERE l.mail_id = mails.id)`, mailboxID).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("mailindex: pending removals: %w", err)
 	}
@@ -332,18 +377,26 @@ func (x *Index) PendingRemovals(ctx context.Context, mailboxID string) (int64, e
 // KnownContentKeys returns which of keys the mailbox already holds.
 func (x *Index) KnownContentKeys(ctx context.Context, mailboxID string, keys []string) (map[string]bool, error) {
 	out := map[string]bool{}
-	for _, k := range keys {
-		var one int
-		err := x.db.QueryRowContext(ctx, `SELECT 1 FROM mails WHERE mailbox_id=? AND content_key=?`, mailboxID, k).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err != nil {
+	if len(keys) == 0 {
+		return out, nil
+	}
+	b, err := json.Marshal(keys)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := x.db.QueryContext(ctx, `SELECT content_key FROM mails WHERE mailbox_id=? AND content_key IN (SELECT value FROM json_each(?))`, mailboxID, string(b))
+	if err != nil {
+		return nil, fmt.Errorf("mailindex: content keys: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
 			return nil, fmt.Errorf("mailindex: content keys: %w", err)
 		}
 		out[k] = true
 	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // AddBatch records fetched messages of one folder in one transaction: a
