@@ -225,15 +225,7 @@ func (a *App) fromKind(k llm.Kind, model, baseURL, key string) *ResolvedProvider
 	return &ResolvedProvider{Provider: p, Title: info.Title + " (" + model + ")", SchemeName: info.Scheme}
 }
 
-func (a *App) keyFromEnv(k llm.Kind) string {
-	info, _ := k.Info()
-	for _, env := range info.KeyEnv {
-		if v := a.getenv(env); v != "" {
-			return v
-		}
-	}
-	return ""
-}
+func (a *App) keyFromEnv(k llm.Kind) string { return k.APIKeyFrom(a.getenv) }
 
 // ollamaAnswers probes a local Ollama on its default loopback address.
 func (a *App) ollamaAnswers(ctx context.Context) bool {
