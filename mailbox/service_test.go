@@ -308,7 +308,7 @@ func TestFindCoverageStatus(t *testing.T) {
 	}
 	_ = x.SaveFolder(ctx, mailindex.Folder{MailboxID: "open", Path: "Archive", ServerMessages: -1, ServerUnseen: -1})
 	st, err := s.Status(ctx, open)
-	if err != nil || !st.Coverage.FirstSyncRunning || len(st.Coverage.Folders) != 4 || st.Stats.Mails != 12 || st.Coverage.Folders[1].Indexed != 10 {
+	if err != nil || !st.Coverage.FirstSyncRunning || len(st.Coverage.Folders) != 4 || st.Stats.Mails != 12 || st.Coverage.Folders[2].Indexed != 10 {
 		t.Errorf("status %+v %v", st, err)
 	}
 	_ = http.StatusOK
