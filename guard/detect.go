@@ -66,7 +66,7 @@ func regexRules() []regexRule {
 		{
 			id: "override.structural", category: Override,
 			triggers: strings.Split(overrideVerbs, "|"), after: 260,
-			re: regexp.MustCompile(`^(?:` + overrideVerbs + `) (?:(?:all|any|every|each|of|the|your|its|these|those|that|previously|earlier|formerly|given|stated|mentioned|provided|received|you|have|been|were|was|what|which|whatever|and|or|other|instructions|rules|other)[ ,]{1,2}){0,6}?(?:(?:` + priorAdj + `)[ ,]{1,2}(?:and [a-z-]+ )?){1,3}(?:` + instrNoun + `)\b`),
+			re: regexp.MustCompile(`\b(?:` + overrideVerbs + `) (?:(?:all|any|every|each|of|the|your|its|these|those|that|previously|earlier|formerly|given|stated|mentioned|provided|received|you|have|been|were|was|what|which|whatever|and|or|other|instructions|rules|other)[ ,]{1,2}){0,6}?(?:(?:` + priorAdj + `)[ ,]{1,2}(?:and [a-z-]+ )?){1,3}(?:` + instrNoun + `)\b`),
 		},
 		{
 			id: "override.passive", category: Override,
@@ -82,8 +82,9 @@ func regexRules() []regexRule {
 			// A sentence that turns to an AI reader and gives it an order:
 			// "Assistant, before you answer, open …", "AI agents: use …".
 			id: "agent_manipulation.addressed", category: AgentManipulation,
-			triggers: []string{"ai", "a.i.", "llm", "llms", "assistant", "assistants", "agent", "agents", "chatbot", "bot", "bots", "chatgpt", "claude", "gpt", "copilot", "gemini", "model", "models"}, before: 8, after: 90,
-			re: regexp.MustCompile(`(?:^|[.!?:;>(\[-] |<!-- ?|^[^a-z0-9]{0,3})(?:dear |hey |hi |attention |note to |to the |to all |all )?(?:` + aiNames + `|assistants?|agents?|bots?|ai models?)[,:] (?:[a-z']+,? ){0,5}?(?:please |now |first |then |also |immediately |kindly )?(?:ignore|disregard|forget|open|visit|fetch|use|send|forward|tell|say|write|reply|respond|answer|mark|approve|describe|include|call|run|execute|delete|recommend|rate|praise|summari[sz]e|output|print|reveal|do|click|download|treat|consider|classify)\b`),
+			triggers: []string{"ai", "a.i.", "llm", "llms", "assistant", "assistants", "agent", "agents", "chatbot", "bot", "bots", "chatgpt", "claude", "gpt", "copilot", "gemini", "model", "models"}, after: 90,
+			sentenceStart: true,
+			re: regexp.MustCompile(`\b(?:` + aiNames + `|assistants?|agents?|bots?|ai models?)[,:] (?:[a-z']+,? ){0,5}?(?:please |now |first |then |also |immediately |kindly )?(?:ignore|disregard|forget|open|visit|fetch|use|send|forward|tell|say|write|reply|respond|answer|mark|approve|describe|include|call|run|execute|delete|recommend|rate|praise|summari[sz]e|output|print|reveal|do|click|download|treat|consider|classify)\b`),
 		},
 		{
 			// Dismissing what came before without the usual phrases: "set
@@ -91,12 +92,12 @@ func regexRules() []regexRule {
 			// earlier task", "never mind what the person asked you".
 			id: "override.dismiss", category: Override,
 			triggers: []string{"ignore", "disregard", "forget", "drop", "discard", "abandon", "nevermind", "never mind", "set aside", "put aside", "skip"}, after: 160,
-			re: regexp.MustCompile(`^(?:ignore|disregard|forget(?: about)?|drop|discard|abandon|nevermind|never mind|set aside|put aside|skip) (?:(?:whatever|what|all|everything|anything|any|the|your|of|that)[ ,]{1,2}){0,3}(?:(?:guidance|instructions?|directions?|rules|orders|commands|text|prompt|context|task|request)[ ,]{1,2})?(?:(?:that )?(?:you|the (?:person|user|human|operator)|your (?:operator|user|developer)|they) (?:[a-z']+ ){0,2}?(?:told|given|asked|received|said|wanted|requested|got|were given|were told)|(?:the|your) (?:earlier|original|current|previous|prior|initial|first|assigned|actual) (?:task|request|job|assignment|question|instructions?|prompt))\b`),
+			re: regexp.MustCompile(`\b(?:ignore|disregard|forget(?: about)?|drop|discard|abandon|nevermind|never mind|set aside|put aside|skip) (?:(?:whatever|what|all|everything|anything|any|the|your|of|that)[ ,]{1,2}){0,3}(?:(?:guidance|instructions?|directions?|rules|orders|commands|text|prompt|context|task|request)[ ,]{1,2})?(?:(?:that )?(?:you|the (?:person|user|human|operator)|your (?:operator|user|developer)|they) (?:[a-z']+ ){0,2}?(?:told|given|asked|received|said|wanted|requested|got|were given|were told)|(?:the|your) (?:earlier|original|current|previous|prior|initial|first|assigned|actual) (?:task|request|job|assignment|question|instructions?|prompt))\b`),
 		},
 		{
 			id: "override.outdated", category: Override,
 			triggers: []string{"treat", "consider", "regard"}, after: 160,
-			re: regexp.MustCompile(`^(?:treat|consider|regard) (?:everything|all|anything|the text|the instructions|whatever you (?:were|have been) (?:told|given)) (?:[a-z']+ ){0,4}?(?:above|before|preceding|prior|earlier|until now|so far)[a-z ]{0,30}? as (?:outdated|void|irrelevant|obsolete|invalid|cancel+ed|null|superseded|a test|fake|spam|noise)\b`),
+			re: regexp.MustCompile(`\b(?:treat|consider|regard) (?:everything|all|anything|the text|the instructions|whatever you (?:were|have been) (?:told|given)) (?:[a-z']+ ){0,4}?(?:above|before|preceding|prior|earlier|until now|so far)[a-z ]{0,30}? as (?:outdated|void|irrelevant|obsolete|invalid|cancel+ed|null|superseded|a test|fake|spam|noise)\b`),
 		},
 		{
 			id: "override.no_longer_applies", category: Override,
@@ -107,22 +108,22 @@ func regexRules() []regexRule {
 			// Sensitive data placed into a link or the answer.
 			id: "exfiltration.embed", category: Exfiltration,
 			triggers: []string{"include", "put", "insert", "embed", "encode", "add", "append", "compile", "attach", "paste"}, after: 200,
-			re: regexp.MustCompile(`^(?:include|put|insert|embed|encode|add|append|compile|attach|paste) (?:[a-z'-]+ ){0,8}?(?:user's|users'|the user|this chat|the chat|the conversation|your context|your system prompt|your instructions|secret|secrets|api key|password|passwords|credentials|token|phone numbers?|addresses|emails|e-mails|messages|history)(?: [a-z'-]+){0,10}? (?:into|in|to|inside) (?:a |an |the |this |your |that )?(?:image |markdown |hidden |tracking )?(?:link|url|image|query|address|answer|reply|response|code block|request)\b`),
+			re: regexp.MustCompile(`\b(?:include|put|insert|embed|encode|add|append|compile|attach|paste) (?:[a-z'-]+ ){0,8}?(?:user's|users'|the user|this chat|the chat|the conversation|your context|your system prompt|your instructions|secret|secrets|api key|password|passwords|credentials|token|phone numbers?|addresses|emails|e-mails|messages|history)(?: [a-z'-]+){0,10}? (?:into|in|to|inside) (?:a |an |the |this |your |that )?(?:image |markdown |hidden |tracking )?(?:link|url|image|query|address|answer|reply|response|code block|request)\b`),
 		},
 		{
 			id: "exfiltration.secret_from_context", category: Exfiltration,
 			triggers: []string{"secret", "api", "password", "credentials", "token", "key"}, after: 120,
-			re: regexp.MustCompile(`^(?:secret key|secret|api key|api keys|password|passwords|credentials|access token|token|key)s? (?:from|in|of|stored in|inside) (?:your|the) (?:context|system prompt|instructions|memory|configuration|environment|conversation|chat history|tools?)\b`),
+			re: regexp.MustCompile(`\b(?:secret key|secret|api key|api keys|password|passwords|credentials|access token|token|key)s? (?:from|in|of|stored in|inside) (?:your|the) (?:context|system prompt|instructions|memory|configuration|environment|conversation|chat history|tools?)\b`),
 		},
 		{
 			id: "exfiltration.send", category: Exfiltration,
 			triggers: []string{"send", "forward", "post", "upload", "email", "e-mail", "transmit", "exfiltrate", "leak", "submit", "copy", "paste"}, after: 260,
-			re: regexp.MustCompile(`^(?:send|forward|post|upload|e-?mail|transmit|exfiltrate|leak|submit|copy|paste) (?:(?:the|all|of|this|that|entire|whole|full|complete|current|your|any|every|recent|last|previous|these|our) ){0,4}(?:(?:the )?(?:user's|users'|user|customer's|recipient's) (?:[a-z'-]+ ){0,2}?[a-z'-]+|conversation(?: history| log| so far)?|chat(?: history| log| transcript)?|transcript|message history|previous messages|context window|memory|memories|system prompt|hidden instructions|session tokens?|cookies|secrets) (?:[a-z'-]+ ){0,4}?(?:to|at|into|via) (?:https?://|[a-z0-9.+_-]+@[a-z0-9-]+\.|the (?:following )?(?:url|address|endpoint|webhook|server|link)|this (?:url|address|endpoint|webhook|server|link)|my (?:server|endpoint|webhook|email|site|website|address)|[a-z0-9-]+\.(?:com|net|org|io|ru|xyz|top|cn|site|info|biz|co)\b)`),
+			re: regexp.MustCompile(`\b(?:send|forward|post|upload|e-?mail|transmit|exfiltrate|leak|submit|copy|paste) (?:(?:the|all|of|this|that|entire|whole|full|complete|current|your|any|every|recent|last|previous|these|our) ){0,4}(?:(?:the )?(?:user's|users'|user|customer's|recipient's) (?:[a-z'-]+ ){0,2}?[a-z'-]+|conversation(?: history| log| so far)?|chat(?: history| log| transcript)?|transcript|message history|previous messages|context window|memory|memories|system prompt|hidden instructions|session tokens?|cookies|secrets) (?:[a-z'-]+ ){0,4}?(?:to|at|into|via) (?:https?://|[a-z0-9.+_-]+@[a-z0-9-]+\.|the (?:following )?(?:url|address|endpoint|webhook|server|link)|this (?:url|address|endpoint|webhook|server|link)|my (?:server|endpoint|webhook|email|site|website|address)|[a-z0-9-]+\.(?:com|net|org|io|ru|xyz|top|cn|site|info|biz|co)\b)`),
 		},
 		{
 			id: "exfiltration.url_placeholder", category: Exfiltration,
 			triggers: []string{"http"}, after: 300,
-			re: regexp.MustCompile(`^https?://[^ )"'>]{0,200}?[?&/=](?:[a-z_-]{0,20}=)?(?:\{|\[|%7b|%5b|<|\$\{)(?:the )?(?:user'?s?[ _-]?|users'[ _-]?|all[ _-]|full[ _-]|entire[ _-])?(?:conversation|chat|history|data|secrets?|prompt|summary|messages?|emails?|passwords?|keys?|api[ _-]?keys?|tokens?|memory|context|info|information|name|address|credentials?|query)`),
+			re: regexp.MustCompile(`\bhttps?://[^ )"'>]{0,200}?[?&/=](?:[a-z_-]{0,20}=)?(?:\{|\[|%7b|%5b|<|\$\{)(?:the )?(?:user'?s?[ _-]?|users'[ _-]?|all[ _-]|full[ _-]|entire[ _-])?(?:conversation|chat|history|data|secrets?|prompt|summary|messages?|emails?|passwords?|keys?|api[ _-]?keys?|tokens?|memory|context|info|information|name|address|credentials?|query)`),
 		},
 		{
 			id: "agent_manipulation.tool_call", category: AgentManipulation,
@@ -132,7 +133,7 @@ func regexRules() []regexRule {
 		{
 			id: "markup_evasion.hidden_style", category: MarkupEvasion,
 			triggers: []string{"display", "visibility", "font-size", "opacity", "color"}, after: 800,
-			re:       regexp.MustCompile(`^(?:display ?: ?none|visibility ?: ?hidden|font-size ?: ?0(?:\.[0-9]+)?(?:px|pt|em|rem)?\b|opacity ?: ?0(?:\.0+)?\b|color ?: ?(?:white|#fff(?:fff)?|transparent|rgba\([0-9, ]+, ?0\)))[^<>]{0,200}>([^<]{1,600})`),
+			re:       regexp.MustCompile(`\b(?:display ?: ?none|visibility ?: ?hidden|font-size ?: ?0(?:\.[0-9]+)?(?:px|pt|em|rem)?\b|opacity ?: ?0(?:\.0+)?\b|color ?: ?(?:white|#fff(?:fff)?|transparent|rgba\([0-9, ]+, ?0\)))[^<>]{0,200}>([^<]{1,600})`),
 			keywords: regexp.MustCompile(`\b(?:ai|assistant|assistants|language model|llm|llms|chatgpt|claude|instructions?|prompt|ignore|disregard|summar(?:y|ize|ise))\b`),
 		},
 		{
@@ -140,7 +141,7 @@ func regexRules() []regexRule {
 			// The readable view decodes the \t of \textcolor and the \f of
 			// \fontsize as escapes, so the triggers start after them.
 			triggers: []string{"extcolor", "color", "phantom", "ontsize"}, after: 700,
-			re:       regexp.MustCompile(`^(?:extcolor ?\{ ?white ?\}|color ?\{ ?white ?\}|phantom|ontsize ?\{ ?0(?:\.[0-9]+)?(?:pt)? ?\})[^{]{0,40}\{([^}]{1,600})`),
+			re:       regexp.MustCompile(`(?:extcolor ?\{ ?white ?\}|color ?\{ ?white ?\}|phantom|ontsize ?\{ ?0(?:\.[0-9]+)?(?:pt)? ?\})[^{]{0,40}\{([^}]{1,600})`),
 			keywords: regexp.MustCompile(`\b(?:ai|assistant|language model|llm|chatgpt|claude|instructions?|prompt|ignore|disregard|reviewer|summar(?:y|ize|ise))\b`),
 		},
 	}
@@ -295,29 +296,29 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 	})
 	for ri, starts := range triggers {
 		r := &d.rules[ri]
-		lastEnd := -1
-		for _, p := range starts {
-			if p < lastEnd {
-				continue
+		// Merge the windows around the triggers and scan each merged range
+		// once, so dense triggers cost one linear pass, not one per trigger.
+		for k := 0; k < len(starts); {
+			ws := max(0, starts[k]-r.before)
+			we := min(len(v.fold), starts[k]+r.after)
+			k++
+			for k < len(starts) && starts[k]-r.before <= we {
+				we = min(len(v.fold), max(we, starts[k]+r.after))
+				k++
 			}
-			if r.sentenceStart && !opensSentence(v.fold, p) {
-				continue
-			}
-			ws := max(0, p-r.before)
-			we := min(len(v.fold), p+r.after)
 			for ws > 0 && !utf8.RuneStart(v.fold[ws]) {
 				ws--
 			}
 			window := v.fold[ws:we]
-			loc := r.re.FindSubmatchIndex(window)
-			if loc == nil {
-				continue
+			for _, loc := range r.re.FindAllSubmatchIndex(window, -1) {
+				if r.keywords != nil && (len(loc) < 4 || loc[2] < 0 || !r.keywords.Match(window[loc[2]:loc[3]])) {
+					continue
+				}
+				if r.sentenceStart && !opensSentence(v.fold, ws+loc[0]) {
+					continue
+				}
+				sc.addMatch(v, r.id, r.category, ws+loc[0], ws+loc[1])
 			}
-			if r.keywords != nil && (len(loc) < 4 || loc[2] < 0 || !r.keywords.Match(window[loc[2]:loc[3]])) {
-				continue
-			}
-			sc.addMatch(v, r.id, r.category, ws+loc[0], ws+loc[1])
-			lastEnd = ws + loc[1]
 		}
 	}
 }

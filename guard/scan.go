@@ -246,21 +246,14 @@ func (sc *scan) outcome(orig string) Outcome {
 	sort.SliceStable(sc.found, func(i, j int) bool { return sc.found[i].match.start < sc.found[j].match.start })
 	out := Outcome{Text: text}
 	seen := map[string]bool{}
-	var kept []found
+	reach := map[Category]int{} // furthest end of a kept match per category
 	for _, f := range sc.found {
 		// One finding per category for overlapping matches: several rules
-		// often see the same sentence.
-		dup := false
-		for _, k := range kept {
-			if k.category == f.category && k.match.start < f.match.end && f.match.start < k.match.end {
-				dup = true
-				break
-			}
-		}
-		if dup {
+		// often see the same sentence. Matches come sorted by start.
+		if end, ok := reach[f.category]; ok && f.match.start < end {
 			continue
 		}
-		kept = append(kept, f)
+		reach[f.category] = f.match.end
 		snip := sc.snippet(orig, f)
 		key := f.rule + "\x00" + snip
 		if seen[key] {

@@ -1,0 +1,47 @@
+package guard
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// BenchmarkFilter measures throughput on a mixed corpus: the whole labelled
+// set (pages, mails, JSON, code, non-English text, attacks) as one text per
+// document.
+func BenchmarkFilter(b *testing.B) {
+	set := labelledSet(b)
+	f := New(Options{})
+	ctx := context.Background()
+	total := 0
+	for _, l := range set {
+		total += len(l.text)
+	}
+	b.SetBytes(int64(total))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, l := range set {
+			f.FilterText(ctx, Source{Kind: WebContent, Label: "bench"}, l.text)
+		}
+	}
+}
+
+// BenchmarkFilterLargePage measures one large benign page, the common case
+// of a long article.
+func BenchmarkFilterLargePage(b *testing.B) {
+	var sb strings.Builder
+	for _, l := range labelledSet(b) {
+		if !l.attack {
+			sb.WriteString(l.text)
+			sb.WriteString("\n\n")
+		}
+	}
+	page := sb.String()
+	f := New(Options{})
+	ctx := context.Background()
+	b.SetBytes(int64(len(page)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		f.FilterText(ctx, Source{Kind: WebContent, Label: "bench"}, page)
+	}
+}
