@@ -149,7 +149,10 @@ type folderPlan struct {
 }
 
 // Sync brings the index of one mailbox up to date with its server, read
-// only, with exactly one sign-in attempt.
+// only, with exactly one sign-in attempt. A refused sign-in returns a
+// *SignInRefusedError and blocks later runs until ResetSignIn. The error
+// may quote the server (e.g. a folder name): show it to the user, but log
+// ErrorKind(err) instead.
 func (ix *Indexer) Sync(ctx context.Context, cfg Config, so SyncOptions) (SyncReport, error) {
 	start := ix.o.Now()
 	var rep SyncReport
@@ -284,7 +287,7 @@ func (ix *Indexer) plan(ctx context.Context, c *imapclient.Client, cfg Config, s
 	}
 	var targets []string
 	if so.DraftsOnly {
-		if drafts == "" {
+		if drafts == "" || !cfg.IncludeDrafts {
 			return nil, nil
 		}
 		targets = []string{drafts}
@@ -622,9 +625,9 @@ func (d *deadlineConn) Write(p []byte) (int, error) {
 	return d.Conn.Write(p)
 }
 
-// errorKind describes an error for logs without its text, which may quote
-// what a server said about a folder.
-func errorKind(err error) string {
+// ErrorKind describes a sync error for logs without its text, which may
+// quote what the server said about a folder. Log this, not the error.
+func ErrorKind(err error) string {
 	var ie *imap.Error
 	var refused *SignInRefusedError
 	switch {

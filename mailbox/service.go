@@ -126,17 +126,17 @@ func (s *Service) Readable(chat policy.Confidence) []Readable {
 // Coverage says how complete a mailbox's index is.
 type Coverage struct {
 	// Unknown is true when the mailbox was never synced.
-	Unknown bool
+	Unknown bool `json:"unknown"`
 	// FirstSyncRunning is true while a folder has not completed a sync.
-	FirstSyncRunning bool
+	FirstSyncRunning bool `json:"first_sync_running"`
 	// LastCompleteSync is the oldest completed sync over the folders.
-	LastCompleteSync time.Time
+	LastCompleteSync time.Time `json:"last_complete_sync,omitzero"`
 	// SignInRefusedAt is set after a refused sign-in.
-	SignInRefusedAt time.Time
-	PendingRemovals int64
+	SignInRefusedAt time.Time `json:"sign_in_refused_at,omitzero"`
+	PendingRemovals int64     `json:"pending_removals"`
 	// Folders are the indexed folders; Indexed is counted only by Status
 	// (-1 otherwise).
-	Folders []mailindex.Folder
+	Folders []mailindex.Folder `json:"folders"`
 }
 
 // Coverage reads a mailbox's coverage from the index.
@@ -209,11 +209,15 @@ func (s *Service) refreshDrafts(cfg Config, cov Coverage, f mailindex.Filter) Re
 			drafts = &cov.Folders[i]
 		}
 	}
-	asked := f.SpecialUse == mailindex.SpecialDrafts || (drafts != nil && f.Folder == drafts.Path)
+	// A mailbox that does not index its drafts has nothing to refresh.
+	if drafts == nil {
+		return Refresh{}
+	}
+	asked := f.SpecialUse == mailindex.SpecialDrafts || f.Folder == drafts.Path
 	if !asked || !cov.SignInRefusedAt.IsZero() {
 		return Refresh{}
 	}
-	if drafts != nil && !drafts.LastCompleteSync.IsZero() && s.o.Now().Sub(drafts.LastCompleteSync) < DraftsRefreshAge {
+	if !drafts.LastCompleteSync.IsZero() && s.o.Now().Sub(drafts.LastCompleteSync) < DraftsRefreshAge {
 		return Refresh{}
 	}
 	if s.o.Sync == nil || cfg.DisableAutoRefresh {
@@ -421,11 +425,11 @@ func (s *Service) ReplyTarget(ctx context.Context, mailboxID string, m *mailinde
 
 // Status is what `steward mail status` shows of a mailbox.
 type Status struct {
-	Config   Config
-	Coverage Coverage
-	Stats    mailindex.Stats
+	Config   Config          `json:"mailbox"`
+	Coverage Coverage        `json:"coverage"`
+	Stats    mailindex.Stats `json:"stats"`
 	// EmbeddingModel is empty for a words-only mailbox.
-	EmbeddingModel string
+	EmbeddingModel string `json:"embedding_model,omitempty"`
 }
 
 // Status reads a mailbox's status from the index.
@@ -476,7 +480,7 @@ func (b *BackgroundSync) RequestSync(cfg Config, draftsOnly bool) {
 	go func() {
 		defer b.wg.Done()
 		if _, err := b.ix.Sync(b.ctx, cfg, SyncOptions{DraftsOnly: draftsOnly}); err != nil {
-			b.ix.o.Logger.Warn("background mailbox sync failed", "mailbox_id", cfg.ID, "mailbox", cfg.Name, "error_kind", errorKind(err))
+			b.ix.o.Logger.Warn("background mailbox sync failed", "mailbox_id", cfg.ID, "mailbox", cfg.Name, "error_kind", ErrorKind(err))
 		}
 		b.mu.Lock()
 		delete(b.running, cfg.ID)

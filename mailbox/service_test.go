@@ -2,6 +2,8 @@ package mailbox
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -9,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/emersion/go-imap/v2"
 
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/store/mailindex"
@@ -312,4 +316,39 @@ func TestFindCoverageStatus(t *testing.T) {
 		t.Errorf("status %+v %v", st, err)
 	}
 	_ = http.StatusOK
+}
+
+func TestNoDraftsFolderNoRefresh(t *testing.T) {
+	x := openIndex(t)
+	ctx := context.Background()
+	if err := x.SaveFolder(ctx, mailindex.Folder{MailboxID: "mb", Path: "INBOX", UIDValidity: 1, ServerMessages: -1, ServerUnseen: -1}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := mailboxCfg("mb", 1, policy.Low, nil)
+	rec := &recordSync{}
+	s := NewService(ServiceOptions{Index: x, Mailboxes: func() []Config { return []Config{cfg} }, Sync: rec})
+	res, err := s.Search(ctx, s.Readable(policy.High)[0], SearchRequest{Filter: mailindex.Filter{SpecialUse: mailindex.SpecialDrafts}, Page: 1, PerPage: 5})
+	if err != nil || res.Refresh != (Refresh{}) || len(rec.calls) != 0 {
+		t.Errorf("a mailbox without indexed drafts requested a sync: %+v %v %v", res.Refresh, rec.calls, err)
+	}
+}
+
+func TestErrorKind(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{context.Canceled, "cancelled"},
+		{&SignInRefusedError{MailboxID: "m"}, "sign-in refused"},
+		{fmt.Errorf("x: %w", ErrRootFolderMissing), "root folder missing"},
+		{fmt.Errorf("examine: %w", &imap.Error{Type: imap.StatusResponseTypeNo, Text: "Mailbox doesn't exist: Secret Folder"}), "server answered NO "},
+		{errors.New("anything about Secret Folder"), "sync error"},
+	}
+	for _, tc := range tests {
+		got := ErrorKind(tc.err)
+		if got != tc.want || strings.Contains(got, "Secret") {
+			t.Errorf("ErrorKind(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
 }

@@ -596,7 +596,9 @@ func (x *Index) Count(ctx context.Context, mailboxID string, f Filter, groupBy s
 
 // Stats are the size figures of a mailbox in the index.
 type Stats struct {
-	Mails, Chunks, Embedded int64
+	Mails    int64 `json:"mails"`
+	Chunks   int64 `json:"chunks"`
+	Embedded int64 `json:"embedded_chunks"`
 }
 
 // Stats counts a mailbox's mails and chunks.

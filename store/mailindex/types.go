@@ -116,20 +116,20 @@ type Flags struct {
 
 // Folder is a folder's sync state and what the server said about it.
 type Folder struct {
-	MailboxID   string
-	Path        string
-	SpecialUse  string
-	UIDValidity uint32
-	UIDNext     uint32
+	MailboxID   string `json:"-"`
+	Path        string `json:"path"`
+	SpecialUse  string `json:"special_use,omitempty"`
+	UIDValidity uint32 `json:"uid_validity"`
+	UIDNext     uint32 `json:"uid_next"`
 	// ServerMessages and ServerUnseen are STATUS counts from the last sync;
 	// negative when unknown.
-	ServerMessages int64
-	ServerUnseen   int64
+	ServerMessages int64 `json:"server_messages"`
+	ServerUnseen   int64 `json:"server_unseen"`
 	// LastCompleteSync is zero until a sync of the folder completed.
-	LastCompleteSync time.Time
+	LastCompleteSync time.Time `json:"last_complete_sync,omitzero"`
 	// Indexed is how many locations the index holds for the folder (read
-	// only).
-	Indexed int64
+	// only; -1 when not counted).
+	Indexed int64 `json:"indexed"`
 }
 
 // Incoming is one fetched message for AddBatch: where it lies and, unless
