@@ -362,3 +362,37 @@ func FuzzMatchQuery(f *testing.F) {
 		}
 	})
 }
+
+func TestSearchKeepsBestChunkPerMail(t *testing.T) {
+	x := openTest(t)
+	ctx := context.Background()
+	if err := x.SaveFolder(ctx, Folder{MailboxID: "mb", Path: "INBOX", ServerMessages: -1, ServerUnseen: -1}); err != nil {
+		t.Fatal(err)
+	}
+	long := incoming(1, "long", "Chairs", "a", "b", "", day, Flags{})
+	long.Chunks = []string{"chairs", "chairs chairs", "chairs and more chairs chairs", "tables"}
+	short := incoming(2, "short", "Other", "a", "b", "", day, Flags{})
+	short.Chunks = []string{"one chair: chairs"}
+	if err := x.AddBatch(ctx, "mb", "INBOX", []Incoming{long, short}); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := x.SearchWords(ctx, "mb", Filter{}, "chairs", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 || hits[0].MailID == hits[1].MailID {
+		t.Fatalf("hits %+v, want one per mail", hits)
+	}
+	texts, _ := x.ChunkTexts(ctx, []int64{hits[0].ChunkID, hits[1].ChunkID})
+	for _, h := range hits {
+		if texts[h.ChunkID] == "tables" {
+			t.Errorf("a chunk without the word was chosen: %+v", h)
+		}
+	}
+	if hits, _ := x.SearchWords(ctx, "mb", Filter{}, "chairs", 1); len(hits) != 1 {
+		t.Errorf("limit counts mails: %d hits", len(hits))
+	}
+	if n, _ := x.PendingRemovals(ctx, "mb"); n != 0 {
+		t.Errorf("pending removals without any removal: %d", n)
+	}
+}
