@@ -9,6 +9,13 @@
 // content (a text document comes back as sent). Truncate is the Markdown
 // truncator the tools apply before the prompt-injection filter runs.
 //
+// A retrieval may carry the operating-system sign-in (Options.SignIn,
+// Kerberos through SPNEGO; web/kerberos implements it) when a server
+// challenges with Negotiate, but only on an https hop to the first
+// request's host and port whose addresses are all private and allow-listed
+// (or all public and explicitly allowed), for a HIGH-confidence or trusted
+// provider. A 401 to the signed-in request is ErrSignInRefused.
+//
 // This package must not filter content for prompt injections (that is the
 // guard package), must not know any tool or provider, must never log fetched
 // content or a URL's query values or userinfo, and must never put a refused

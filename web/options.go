@@ -85,6 +85,20 @@ type Options struct {
 	OnPrivateHostBlocked func(host string)
 	// MaxBytes caps the decompressed body; zero means DefaultMaxBytes.
 	MaxBytes int64
+	// SignIn, when set, is the operating-system sign-in. It is used only
+	// when a server answers a hop with HTTP 401 and a Negotiate challenge,
+	// and only when all of these hold for that hop: the provider has HIGH
+	// confidence or is trusted; the hop is https, on the same scheme, host
+	// and port as the first request; the host is not a local name; and its
+	// addresses are all private with IsPrivateHostAllowed true for the
+	// host, or all public with IsSignInAllowedForPublicHost true. The hop
+	// is then sent once more with the sign-in; a second 401 is
+	// ErrSignInRefused. No other hop ever carries it. Nil never signs in.
+	SignIn SignIn
+	// IsSignInAllowedForPublicHost reports whether a host whose addresses
+	// are all public may get the operating-system sign-in. Only hosts the
+	// user configured (such as a wiki) may qualify; nil allows none.
+	IsSignInAllowedForPublicHost func(host string) bool
 }
 
 // Resolver looks up a host's addresses. *net.Resolver satisfies it.

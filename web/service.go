@@ -137,6 +137,9 @@ type Page struct {
 	Redirects     int       `json:"redirects"`
 	RetrievedAt   time.Time `json:"retrieved_at"`
 	Timings       Timings   `json:"timings"`
+	// SignedIn reports that the final answer came to a request with the
+	// operating-system sign-in.
+	SignedIn bool `json:"signed_in,omitempty"`
 }
 
 // pin is what a hop's check decided for one host:port.
@@ -294,11 +297,15 @@ func (s *Service) Retrieve(ctx context.Context, rawURL string, o Options) (*Page
 	page := &Page{RequestedURL: rawURL}
 	seen := map[string]bool{}
 	cur := u
+	var first *url.URL // the first request, for the sign-in rule
 	var resp *http.Response
 	for hop := 0; ; hop++ {
 		reqURL, p, err := s.checkHop(ctx, c, cur, o)
 		if err != nil {
 			return nil, timeoutOr(err)
+		}
+		if first == nil {
+			first = reqURL
 		}
 		if p.class != classPublic {
 			page.PrivateTarget = true
@@ -308,9 +315,24 @@ func (s *Service) Retrieve(ctx context.Context, rawURL string, o Options) (*Page
 		}
 		seen[redirectKey(reqURL)] = true
 		s.log.DebugContext(ctx, "web: requesting", "url", RedactURL(reqURL), "hop", hop, "policy", o.Policy.String())
-		resp, err = s.do(ctx, client, reqURL, hop)
+		resp, err = s.do(ctx, client, reqURL, hop, nil)
 		if err != nil {
 			return nil, timeoutOr(err)
+		}
+		page.SignedIn = false
+		if challengesNegotiate(resp) && signInPermitted(first, reqURL, p, o) {
+			drainAndClose(resp.Body)
+			s.log.DebugContext(ctx, "web: signing in with the operating-system sign-in", "url", RedactURL(reqURL), "hop", hop)
+			resp, err = s.do(ctx, client, reqURL, hop, o.SignIn)
+			if err != nil {
+				return nil, timeoutOr(err)
+			}
+			if resp.StatusCode == http.StatusUnauthorized {
+				drainAndClose(resp.Body)
+				s.log.InfoContext(ctx, "web: the server refused the operating-system sign-in", "url", RedactURL(reqURL))
+				return nil, ErrSignInRefused
+			}
+			page.SignedIn = true
 		}
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 && resp.StatusCode != http.StatusNotModified {
 			loc := resp.Header.Get("Location")
@@ -505,8 +527,9 @@ func (s *Service) resolve(ctx context.Context, c *call, h host) ([]netip.Addr, e
 	return ips, nil
 }
 
-// do sends one GET with the reference's navigation headers.
-func (s *Service) do(ctx context.Context, client *http.Client, u *url.URL, hop int) (*http.Response, error) {
+// do sends one GET with the reference's navigation headers, signed in
+// with signIn when it is not nil.
+func (s *Service) do(ctx context.Context, client *http.Client, u *url.URL, hop int, signIn SignIn) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, ErrInvalidAddress
@@ -523,6 +546,11 @@ func (s *Service) do(ctx context.Context, client *http.Client, u *url.URL, hop i
 		req.Header.Set("Sec-Fetch-Site", "none")
 	} else {
 		req.Header.Set("Sec-Fetch-Site", "cross-site")
+	}
+	if signIn != nil {
+		if err := signIn.Authorize(req); err != nil {
+			return nil, &SignInError{Err: err}
+		}
 	}
 	resp, err := client.Do(req)
 	if err != nil {
