@@ -619,3 +619,14 @@ func TestPageOf(t *testing.T) {
 		})
 	}
 }
+
+func TestNoMailboxConfigured(t *testing.T) {
+	e := newEnv(t, mailbox.OrgPolicy{})
+	for _, tl := range Tools(e.opts) {
+		_, err := exec(t, tl, policy.High, `{}`)
+		b, ok := tool.IsBlocked(err)
+		if !ok || !strings.Contains(b.Message, "add a mailbox") {
+			t.Errorf("%s: %v", tl.Definition().ID, err)
+		}
+	}
+}
