@@ -281,7 +281,7 @@ func TestSignInPermitted(t *testing.T) {
 		{"all conditions hold", first, "https://wiki.corp/x", ips("10.0.0.1"), nil, true},
 		{"explicit default port equals none", first, "https://wiki.corp:443/x", ips("10.0.0.1", "fd00::1"), nil, true},
 		{"no sign-in configured", first, "https://wiki.corp/x", ips("10.0.0.1"), func(o *Options) { o.SignIn = nil }, false},
-		{"VERY_LOW confidence", first, "https://wiki.corp/x", ips("10.0.0.1"), func(o *Options) { o.ProviderConfidence = policy.Medium }, false},
+		{"MEDIUM confidence", first, "https://wiki.corp/x", ips("10.0.0.1"), func(o *Options) { o.ProviderConfidence = policy.Medium }, false},
 		{"http hop", mustURL("http://wiki.corp"), "http://wiki.corp/x", ips("10.0.0.1"), nil, false},
 		{"other port", first, "https://wiki.corp:8443/x", ips("10.0.0.1"), nil, false},
 		{"other host", first, "https://sso.corp/x", ips("10.0.0.1"), nil, false},
