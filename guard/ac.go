@@ -9,7 +9,17 @@ type matcher struct {
 	nodes []acNode
 	edges []acEdge
 	outs  [][]int32 // pattern ids ending at each node
+	// report is the first node on the fail chain of each node (itself
+	// included) that has outputs, or -1.
+	report []int32
+	// The nodes near the root, where a scan spends most of its time, have
+	// complete transition rows: denseRow[n] indexes dense, or is -1.
+	denseRow []int32
+	dense    []int32
 }
+
+// denseDepth is the depth up to which nodes get complete transition rows.
+const denseDepth = 3
 
 type acNode struct {
 	first, count int32 // edges[first:first+count], sorted by byte
@@ -73,9 +83,10 @@ func newMatcher(patterns []string) *matcher {
 	for _, e := range m.children(0) {
 		queue = append(queue, e.next)
 	}
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
+	bfs := make([]int32, 0, len(kids))
+	for qi := 0; qi < len(queue); qi++ {
+		n := queue[qi]
+		bfs = append(bfs, n)
 		for _, e := range m.children(n) {
 			f := m.nodes[n].fail
 			for {
@@ -95,6 +106,48 @@ func newMatcher(patterns []string) *matcher {
 				m.nodes[e.next].dict = m.nodes[fl].dict
 			}
 			queue = append(queue, e.next)
+		}
+	}
+	m.report = make([]int32, len(kids))
+	m.report[0] = -1
+	for _, n := range bfs {
+		if len(m.outs[n]) > 0 {
+			m.report[n] = n
+		} else {
+			m.report[n] = m.nodes[n].dict
+		}
+	}
+	// Complete rows for the root and the shallow nodes, in breadth-first
+	// order so a node's fail row exists before its own.
+	m.denseRow = make([]int32, len(kids))
+	for i := range m.denseRow {
+		m.denseRow[i] = -1
+	}
+	depth := make([]int, len(kids))
+	for _, e := range m.children(0) {
+		depth[e.next] = 1
+	}
+	addRow := func(n int32) {
+		row := int32(len(m.dense) / 256)
+		m.denseRow[n] = row
+		m.dense = append(m.dense, make([]int32, 256)...)
+		r := m.dense[int(row)*256 : int(row)*256+256]
+		if n == 0 {
+			copy(r, m.root[:])
+			return
+		}
+		copy(r, m.dense[int(m.denseRow[m.nodes[n].fail])*256:][:256])
+		for _, e := range m.children(n) {
+			r[e.b] = e.next
+		}
+	}
+	addRow(0)
+	for _, n := range bfs {
+		for _, e := range m.children(n) {
+			depth[e.next] = depth[n] + 1
+		}
+		if depth[n] <= denseDepth {
+			addRow(n)
 		}
 	}
 	return m
@@ -141,8 +194,8 @@ func (m *matcher) each(text []byte, fn func(end int, id int32)) {
 	for i := 0; i < len(text); i++ {
 		b := text[i]
 		for {
-			if s == 0 {
-				s = m.root[b]
+			if row := m.denseRow[s]; row >= 0 {
+				s = m.dense[int(row)<<8|int(b)]
 				break
 			}
 			if nx, ok := m.child(s, b); ok {
@@ -151,15 +204,9 @@ func (m *matcher) each(text []byte, fn func(end int, id int32)) {
 			}
 			s = m.nodes[s].fail
 		}
-		if s == 0 {
-			continue
-		}
-		for o := s; o >= 0; o = m.nodes[o].dict {
+		for o := m.report[s]; o > 0; o = m.nodes[o].dict {
 			for _, id := range m.outs[o] {
 				fn(i+1, id)
-			}
-			if o == 0 {
-				break
 			}
 		}
 	}

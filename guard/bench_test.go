@@ -2,6 +2,7 @@ package guard
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,7 @@ import (
 // document.
 func BenchmarkFilter(b *testing.B) {
 	set := labelledSet(b)
-	f := New(Options{})
+	f := New(Options{Logger: slog.New(slog.DiscardHandler)})
 	ctx := context.Background()
 	total := 0
 	for _, l := range set {
@@ -37,7 +38,7 @@ func BenchmarkFilterLargePage(b *testing.B) {
 		}
 	}
 	page := sb.String()
-	f := New(Options{})
+	f := New(Options{Logger: slog.New(slog.DiscardHandler)})
 	ctx := context.Background()
 	b.SetBytes(int64(len(page)))
 	b.ResetTimer()

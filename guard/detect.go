@@ -3,7 +3,6 @@ package guard
 import (
 	"bytes"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"unicode"
@@ -40,7 +39,14 @@ type regexRule struct {
 	// sentenceStart requires the trigger to open a sentence, a line or a
 	// quoted or marked-up text.
 	sentenceStart bool
+	// requires, when set, lists words of which a window must hold at least
+	// one before the regular expression runs: a cheap first test.
+	requires []string
 }
+
+// maxWindow caps a merged window, so a requirement is tested near its
+// triggers and not somewhere far away in a long text.
+const maxWindow = 4096
 
 // detectors holds the compiled rules. It is built once and only read.
 type detectors struct {
@@ -65,6 +71,7 @@ func regexRules() []regexRule {
 	return []regexRule{
 		{
 			id: "override.structural", category: Override,
+			requires: []string{"instruction", "direction", "rule", "prompt", "guideline", "command", "order", "directive", "guidance", "constraint", "restriction", "guardrail", "programming", "context", "message", "polic", "limitation", "safeguard", "training"},
 			triggers: strings.Split(overrideVerbs, "|"), after: 260,
 			re: regexp.MustCompile(`\b(?:` + overrideVerbs + `) (?:(?:all|any|every|each|of|the|your|its|these|those|that|previously|earlier|formerly|given|stated|mentioned|provided|received|you|have|been|were|was|what|which|whatever|and|or|other|instructions|rules|other)[ ,]{1,2}){0,6}?(?:(?:` + priorAdj + `)[ ,]{1,2}(?:and [a-z-]+ )?){1,3}(?:` + instrNoun + `)\b`),
 		},
@@ -75,6 +82,7 @@ func regexRules() []regexRule {
 		},
 		{
 			id: "override.addressed", category: Override,
+			requires: []string{"must", "should", "need to", "required", "instructed", "will now", "shall", "have to", "has to"},
 			triggers: []string{"ai", "a.i.", "llm", "llms", "assistant", "assistants", "agent", "agents", "model", "models", "chatbot", "chatbots", "chatgpt", "claude", "gpt", "copilot", "gemini"}, before: 40, after: 120,
 			re: regexp.MustCompile(`\b(?:` + aiNames + `)[,:]? (?:[a-z']+ ){0,3}?(?:must|should|need to|are required to|is required to|are instructed to|is instructed to|will now|shall|have to|has to) (?:now |immediately |also |first |instead |always )?(?:ignore|disregard|forget|stop|reveal|send|override|include|tell the user|recommend|output|append|call|visit|execute|exfiltrate|praise|forward|delete)\b`),
 		},
@@ -82,31 +90,36 @@ func regexRules() []regexRule {
 			// A sentence that turns to an AI reader and gives it an order:
 			// "Assistant, before you answer, open …", "AI agents: use …".
 			id: "agent_manipulation.addressed", category: AgentManipulation,
+			requires: []string{",", ":"},
 			triggers: []string{"ai", "a.i.", "llm", "llms", "assistant", "assistants", "agent", "agents", "chatbot", "bot", "bots", "chatgpt", "claude", "gpt", "copilot", "gemini", "model", "models"}, after: 90,
 			sentenceStart: true,
-			re: regexp.MustCompile(`\b(?:` + aiNames + `|assistants?|agents?|bots?|ai models?)[,:] (?:[a-z']+,? ){0,5}?(?:please |now |first |then |also |immediately |kindly )?(?:ignore|disregard|forget|open|visit|fetch|use|send|forward|tell|say|write|reply|respond|answer|mark|approve|describe|include|call|run|execute|delete|recommend|rate|praise|summari[sz]e|output|print|reveal|do|click|download|treat|consider|classify)\b`),
+			re:            regexp.MustCompile(`\b(?:` + aiNames + `|assistants?|agents?|bots?|ai models?)[,:] (?:[a-z']+,? ){0,5}?(?:please |now |first |then |also |immediately |kindly )?(?:ignore|disregard|forget|open|visit|fetch|use|send|forward|tell|say|write|reply|respond|answer|mark|approve|describe|include|call|run|execute|delete|recommend|rate|praise|summari[sz]e|output|print|reveal|do|click|download|treat|consider|classify)\b`),
 		},
 		{
 			// Dismissing what came before without the usual phrases: "set
 			// aside whatever guidance you received earlier", "drop the
 			// earlier task", "never mind what the person asked you".
 			id: "override.dismiss", category: Override,
+			requires: []string{"you", "task", "request", "question", "assignment", "job", "instruction", "prompt", "person", "user", "operator", "they"},
 			triggers: []string{"ignore", "disregard", "forget", "drop", "discard", "abandon", "nevermind", "never mind", "set aside", "put aside", "skip"}, after: 160,
 			re: regexp.MustCompile(`\b(?:ignore|disregard|forget(?: about)?|drop|discard|abandon|nevermind|never mind|set aside|put aside|skip) (?:(?:whatever|what|all|everything|anything|any|the|your|of|that)[ ,]{1,2}){0,3}(?:(?:guidance|instructions?|directions?|rules|orders|commands|text|prompt|context|task|request)[ ,]{1,2})?(?:(?:that )?(?:you|the (?:person|user|human|operator)|your (?:operator|user|developer)|they) (?:[a-z']+ ){0,2}?(?:told|given|asked|received|said|wanted|requested|got|were given|were told)|(?:the|your) (?:earlier|original|current|previous|prior|initial|first|assigned|actual) (?:task|request|job|assignment|question|instructions?|prompt))\b`),
 		},
 		{
 			id: "override.outdated", category: Override,
+			requires: []string{" as "},
 			triggers: []string{"treat", "consider", "regard"}, after: 160,
 			re: regexp.MustCompile(`\b(?:treat|consider|regard) (?:everything|all|anything|the text|the instructions|whatever you (?:were|have been) (?:told|given)) (?:[a-z']+ ){0,4}?(?:above|before|preceding|prior|earlier|until now|so far)[a-z ]{0,30}? as (?:outdated|void|irrelevant|obsolete|invalid|cancel+ed|null|superseded|a test|fake|spam|noise)\b`),
 		},
 		{
 			id: "override.no_longer_applies", category: Override,
+			requires: []string{"no longer", "void", "cancel", "revoked", "obsolete", "irrelevant", "invalid"},
 			triggers: []string{"given", "told", "received"}, before: 60, after: 90,
 			re: regexp.MustCompile(`\b(?:you were (?:given|told)|you (?:have )?received|given to you|you have been (?:given|told))(?: [a-z']+){0,6} (?:no longer (?:applies|apply|matters?|counts?|holds?|valid)|(?:is|are) (?:now )?(?:void|cancel+ed|revoked|obsolete|irrelevant|invalid))\b`),
 		},
 		{
 			// Sensitive data placed into a link or the answer.
 			id: "exfiltration.embed", category: Exfiltration,
+			requires: []string{"link", "url", "image", "query", "address", "answer", "reply", "response", "code block", "request"},
 			triggers: []string{"include", "put", "insert", "embed", "encode", "add", "append", "compile", "attach", "paste"}, after: 200,
 			re: regexp.MustCompile(`\b(?:include|put|insert|embed|encode|add|append|compile|attach|paste) (?:[a-z'-]+ ){0,8}?(?:user's|users'|the user|this chat|the chat|the conversation|your context|your system prompt|your instructions|secret|secrets|api key|password|passwords|credentials|token|phone numbers?|addresses|emails|e-mails|messages|history)(?: [a-z'-]+){0,10}? (?:into|in|to|inside) (?:a |an |the |this |your |that )?(?:image |markdown |hidden |tracking )?(?:link|url|image|query|address|answer|reply|response|code block|request)\b`),
 		},
@@ -117,27 +130,32 @@ func regexRules() []regexRule {
 		},
 		{
 			id: "exfiltration.send", category: Exfiltration,
+			requires: []string{"http", "@", "url", "address", "endpoint", "webhook", "server", "link", ".com", ".net", ".org", ".io", ".ru", ".xyz", ".top", ".cn", ".site", ".info", ".biz", ".co"},
 			triggers: []string{"send", "forward", "post", "upload", "email", "e-mail", "transmit", "exfiltrate", "leak", "submit", "copy", "paste"}, after: 260,
 			re: regexp.MustCompile(`\b(?:send|forward|post|upload|e-?mail|transmit|exfiltrate|leak|submit|copy|paste) (?:(?:the|all|of|this|that|entire|whole|full|complete|current|your|any|every|recent|last|previous|these|our) ){0,4}(?:(?:the )?(?:user's|users'|user|customer's|recipient's) (?:[a-z'-]+ ){0,2}?[a-z'-]+|conversation(?: history| log| so far)?|chat(?: history| log| transcript)?|transcript|message history|previous messages|context window|memory|memories|system prompt|hidden instructions|session tokens?|cookies|secrets) (?:[a-z'-]+ ){0,4}?(?:to|at|into|via) (?:https?://|[a-z0-9.+_-]+@[a-z0-9-]+\.|the (?:following )?(?:url|address|endpoint|webhook|server|link)|this (?:url|address|endpoint|webhook|server|link)|my (?:server|endpoint|webhook|email|site|website|address)|[a-z0-9-]+\.(?:com|net|org|io|ru|xyz|top|cn|site|info|biz|co)\b)`),
 		},
 		{
 			id: "exfiltration.url_placeholder", category: Exfiltration,
+			requires: []string{"{", "[", "%7b", "%5b", "<", "${"},
 			triggers: []string{"http"}, after: 300,
 			re: regexp.MustCompile(`\bhttps?://[^ )"'>]{0,200}?[?&/=](?:[a-z_-]{0,20}=)?(?:\{|\[|%7b|%5b|<|\$\{)(?:the )?(?:user'?s?[ _-]?|users'[ _-]?|all[ _-]|full[ _-]|entire[ _-])?(?:conversation|chat|history|data|secrets?|prompt|summary|messages?|emails?|passwords?|keys?|api[ _-]?keys?|tokens?|memory|context|info|information|name|address|credentials?|query)`),
 		},
 		{
 			id: "agent_manipulation.tool_call", category: AgentManipulation,
+			requires: []string{"_"},
 			triggers: []string{"tool"}, before: 80, after: 4,
 			re: regexp.MustCompile(`\b(?:call|invoke|use|run|execute|trigger) (?:the |your )?[a-z0-9]+_[a-z0-9_]+ tool\b`),
 		},
 		{
 			id: "markup_evasion.hidden_style", category: MarkupEvasion,
+			requires: []string{">"},
 			triggers: []string{"display", "visibility", "font-size", "opacity", "color"}, after: 800,
 			re:       regexp.MustCompile(`\b(?:display ?: ?none|visibility ?: ?hidden|font-size ?: ?0(?:\.[0-9]+)?(?:px|pt|em|rem)?\b|opacity ?: ?0(?:\.0+)?\b|color ?: ?(?:white|#fff(?:fff)?|transparent|rgba\([0-9, ]+, ?0\)))[^<>]{0,200}>([^<]{1,600})`),
 			keywords: regexp.MustCompile(`\b(?:ai|assistant|assistants|language model|llm|llms|chatgpt|claude|instructions?|prompt|ignore|disregard|summar(?:y|ize|ise))\b`),
 		},
 		{
 			id: "markup_evasion.latex_hidden", category: MarkupEvasion,
+			requires: []string{"{"},
 			// The readable view decodes the \t of \textcolor and the \f of
 			// \fontsize as escapes, so the triggers start after them.
 			triggers: []string{"extcolor", "color", "phantom", "ontsize"}, after: 700,
@@ -234,9 +252,21 @@ func compactLetters(s string) string {
 }
 
 func typoSignature(w string) string {
-	mid := []byte(w[1 : len(w)-1])
-	sort.Slice(mid, func(i, j int) bool { return mid[i] < mid[j] })
-	return w[:1] + string(mid) + w[len(w)-1:]
+	var buf [16]byte
+	return string(typoSignatureBytes(buf[:0], []byte(w)))
+}
+
+// typoSignatureBytes appends the first letter, the sorted inner letters and
+// the last letter of w (at most 16 bytes) to dst.
+func typoSignatureBytes(dst []byte, w []byte) []byte {
+	dst = append(dst, w...)
+	mid := dst[1 : len(dst)-1]
+	for i := 1; i < len(mid); i++ {
+		for j := i; j > 0 && mid[j] < mid[j-1]; j-- {
+			mid[j], mid[j-1] = mid[j-1], mid[j]
+		}
+	}
+	return dst
 }
 
 // boundaryOK checks the word boundaries of a match fold[start:end].
@@ -302,7 +332,7 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 			ws := max(0, starts[k]-r.before)
 			we := min(len(v.fold), starts[k]+r.after)
 			k++
-			for k < len(starts) && starts[k]-r.before <= we {
+			for k < len(starts) && starts[k]-r.before <= we && we-ws < maxWindow {
 				we = min(len(v.fold), max(we, starts[k]+r.after))
 				k++
 			}
@@ -310,6 +340,9 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 				ws--
 			}
 			window := v.fold[ws:we]
+			if !containsAny(window, r.requires) {
+				continue
+			}
 			for _, loc := range r.re.FindAllSubmatchIndex(window, -1) {
 				if r.keywords != nil && (len(loc) < 4 || loc[2] < 0 || !r.keywords.Match(window[loc[2]:loc[3]])) {
 					continue
@@ -321,6 +354,18 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 			}
 		}
 	}
+}
+
+func containsAny(b []byte, words []string) bool {
+	if len(words) == 0 {
+		return true
+	}
+	for _, w := range words {
+		if bytes.Contains(b, []byte(w)) {
+			return true
+		}
+	}
+	return false
 }
 
 // opensSentence reports whether fold[p:] starts a sentence: only spaces and
@@ -476,8 +521,9 @@ func (d *detectors) scanTypoglycemia(v *view, sc *scan) {
 			continue
 		}
 		n := j - i
-		w := []byte(string(fold[i:j]))
+		w := fold[i:j]
 		if digits > 0 {
+			w = append([]byte(nil), w...)
 			// A word of letters with a few digit letters, e.g. "instructi0ns".
 			if letters < 3 || digits > n/2 {
 				i = j
@@ -489,13 +535,14 @@ func (d *detectors) scanTypoglycemia(v *view, sc *scan) {
 				}
 			}
 		}
-		cand := string(w)
+		cand := w
 		if n >= 5 && n <= 12 {
-			if c, ok := d.typo[typoSignature(cand)]; ok {
-				cand = c
+			var buf [16]byte
+			if c, ok := d.typo[string(typoSignatureBytes(buf[:0], w))]; ok {
+				cand = []byte(c)
 			}
 		}
-		if cand != string(fold[i:j]) {
+		if !bytes.Equal(cand, fold[i:j]) {
 			if canon == nil {
 				canon = append([]byte(nil), fold...)
 			}
@@ -507,19 +554,38 @@ func (d *detectors) scanTypoglycemia(v *view, sc *scan) {
 	if canon == nil {
 		return
 	}
-	d.ac.each(canon, func(end int, id int32) {
-		m := d.meta[id]
-		start := end - m.length
-		if m.kind != kindPhrase || !boundaryOK(canon, start, end, m) {
-			return
+	// Match again only near the rewritten words: a phrase holding one of
+	// them lies within a phrase's length of it.
+	const reach = 160
+	for k := 0; k < len(replaced); {
+		ws := max(0, replaced[k].start-reach)
+		we := min(len(canon), replaced[k].end+reach)
+		k++
+		for k < len(replaced) && replaced[k].start-reach <= we {
+			we = min(len(canon), replaced[k].end+reach)
+			k++
 		}
-		for _, r := range replaced {
-			if r.start < end && r.end > start {
-				sc.addMatch(v, "evasion.typoglycemia", Evasion, start, end)
+		for ws > 0 && !utf8.RuneStart(canon[ws]) {
+			ws--
+		}
+		for we < len(canon) && !utf8.RuneStart(canon[we]) {
+			we++
+		}
+		d.ac.each(canon[ws:we], func(end int, id int32) {
+			m := d.meta[id]
+			end += ws
+			start := end - m.length
+			if m.kind != kindPhrase || !boundaryOK(canon, start, end, m) {
 				return
 			}
-		}
-	})
+			for _, r := range replaced {
+				if r.start < end && r.end > start {
+					sc.addMatch(v, "evasion.typoglycemia", Evasion, start, end)
+					return
+				}
+			}
+		})
+	}
 }
 
 func isSpacer(b byte) bool {
