@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ncruces/go-sqlite3"
@@ -23,6 +24,10 @@ var ErrNotFound = errors.New("mailindex: not found")
 // Index is an open mail index. It is safe for concurrent use.
 type Index struct {
 	db *sql.DB
+	// gen counts committed write transactions; the vector cache is
+	// rebuilt when it changed.
+	gen     atomic.Uint64
+	vectors vectorCache
 }
 
 const schema = `
@@ -156,8 +161,12 @@ func b2i(b bool) int {
 	return 0
 }
 
-func withTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) error {
-	tx, err := db.BeginTx(ctx, nil)
+func (x *Index) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	// Bumped before and after: a search that loads vectors meanwhile
+	// cannot keep a set that misses this write.
+	x.gen.Add(1)
+	defer x.gen.Add(1)
+	tx, err := x.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("mailindex: begin: %w", err)
 	}
@@ -244,7 +253,7 @@ func (x *Index) SaveFolder(ctx context.Context, f Folder) error {
 // UIDVALIDITY. The mails stay until RemoveOrphans, so a mail found again
 // by its content key is relinked rather than indexed anew.
 func (x *Index) ResetFolder(ctx context.Context, mailboxID, path string, uidValidity uint32) error {
-	return withTx(ctx, x.db, func(tx *sql.Tx) error {
+	return x.withTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM locations WHERE folder_id = (SELECT id FROM folders WHERE mailbox_id=? AND path=?)`, mailboxID, path); err != nil {
 			return fmt.Errorf("mailindex: reset folder: %w", err)
 		}
@@ -258,7 +267,7 @@ func (x *Index) ResetFolder(ctx context.Context, mailboxID, path string, uidVali
 // DeleteFolder removes a folder and its locations (not its mails; see
 // RemoveOrphans).
 func (x *Index) DeleteFolder(ctx context.Context, mailboxID, path string) error {
-	return withTx(ctx, x.db, func(tx *sql.Tx) error {
+	return x.withTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM folders WHERE mailbox_id=? AND path=?`, mailboxID, path); err != nil {
 			return fmt.Errorf("mailindex: delete folder: %w", err)
 		}
@@ -301,7 +310,7 @@ func (x *Index) UpdateFlags(ctx context.Context, mailboxID, path string, flags m
 	if len(flags) == 0 {
 		return nil
 	}
-	return withTx(ctx, x.db, func(tx *sql.Tx) error {
+	return x.withTx(ctx, func(tx *sql.Tx) error {
 		st, err := tx.PrepareContext(ctx, `UPDATE locations SET seen=?, flagged=?, answered=?, draft=?, deleted=?
 			WHERE uid=? AND folder_id=(SELECT id FROM folders WHERE mailbox_id=? AND path=?)`)
 		if err != nil {
@@ -323,7 +332,7 @@ func (x *Index) RemoveUIDs(ctx context.Context, mailboxID, path string, uids []u
 	if len(uids) == 0 {
 		return nil
 	}
-	return withTx(ctx, x.db, func(tx *sql.Tx) error {
+	return x.withTx(ctx, func(tx *sql.Tx) error {
 		st, err := tx.PrepareContext(ctx, `DELETE FROM locations WHERE uid=? AND folder_id=(SELECT id FROM folders WHERE mailbox_id=? AND path=?)`)
 		if err != nil {
 			return fmt.Errorf("mailindex: remove uids: %w", err)
@@ -342,7 +351,7 @@ func (x *Index) RemoveUIDs(ctx context.Context, mailboxID, path string, uids []u
 // folder, with their parts and chunks, and returns how many went.
 func (x *Index) RemoveOrphans(ctx context.Context, mailboxID string) (int64, error) {
 	var n int64
-	err := withTx(ctx, x.db, func(tx *sql.Tx) error {
+	err := x.withTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM mails WHERE mailbox_id=? AND NOT EXISTS(SELECT 1 FROM locations l WHERE l.mail_id = mails.id)`, mailboxID)
 		if err != nil {
 			return fmt.Errorf("mailindex: remove orphans: %w", err)
@@ -404,7 +413,7 @@ func (x *Index) KnownContentKeys(ctx context.Context, mailboxID string, keys []s
 // updated), a new one is stored with its parts and chunks. Repeating a
 // batch changes nothing, so a killed sync can simply fetch again.
 func (x *Index) AddBatch(ctx context.Context, mailboxID, path string, items []Incoming) error {
-	return withTx(ctx, x.db, func(tx *sql.Tx) error {
+	return x.withTx(ctx, func(tx *sql.Tx) error {
 		var folderID int64
 		if err := tx.QueryRowContext(ctx, `SELECT id FROM folders WHERE mailbox_id=? AND path=?`, mailboxID, path).Scan(&folderID); err != nil {
 			return fmt.Errorf("mailindex: add batch: folder not saved: %w", err)
@@ -541,7 +550,7 @@ func (x *Index) ClearSignInRefusal(ctx context.Context, mailboxID string) error 
 
 // DeleteMailbox removes everything the index holds for a mailbox.
 func (x *Index) DeleteMailbox(ctx context.Context, mailboxID string) error {
-	return withTx(ctx, x.db, func(tx *sql.Tx) error {
+	return x.withTx(ctx, func(tx *sql.Tx) error {
 		for _, q := range []string{`DELETE FROM folders WHERE mailbox_id=?`, `DELETE FROM mails WHERE mailbox_id=?`, `DELETE FROM signin WHERE mailbox_id=?`} {
 			if _, err := tx.ExecContext(ctx, q, mailboxID); err != nil {
 				return fmt.Errorf("mailindex: delete mailbox: %w", err)

@@ -396,3 +396,46 @@ func TestSearchKeepsBestChunkPerMail(t *testing.T) {
 		t.Errorf("pending removals without any removal: %d", n)
 	}
 }
+
+func TestVectorCacheFollowsWrites(t *testing.T) {
+	x := openTest(t)
+	seed(t, x)
+	ctx := context.Background()
+	pend, _ := x.PendingChunks(ctx, "mb", "m", 100)
+	vecs := map[int64][]float32{}
+	for _, c := range pend {
+		vecs[c.ID] = []float32{1, 0}
+	}
+	vecs[pend[2].ID] = []float32{0, 1}
+	if err := x.SetEmbeddings(ctx, "m", vecs); err != nil {
+		t.Fatal(err)
+	}
+	hits, _ := x.SearchVector(ctx, "mb", Filter{}, "m", []float32{0, 1}, 1)
+	if len(hits) != 1 || hits[0].ChunkID != pend[2].ID {
+		t.Fatalf("first search %+v", hits)
+	}
+	// A new embedding is seen by the next search.
+	if err := x.SetEmbeddings(ctx, "m", map[int64][]float32{pend[0].ID: {0, 2}, pend[2].ID: {1, 0}}); err != nil {
+		t.Fatal(err)
+	}
+	hits, _ = x.SearchVector(ctx, "mb", Filter{}, "m", []float32{0, 1}, 1)
+	if len(hits) != 1 || hits[0].ChunkID != pend[0].ID {
+		t.Fatalf("after the write %+v, want chunk %d", hits, pend[0].ID)
+	}
+	// A mail whose last location went is not found, filter or not.
+	s, _ := x.Summaries(ctx, "mb", []string{hits[0].MailID})
+	if err := x.RemoveUIDs(ctx, "mb", s[0].Locations[0].Folder, []uint32{s[0].Locations[0].UID}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Filter{{}, {Unread: ptr(false)}} {
+		hits, _ = x.SearchVector(ctx, "mb", f, "m", []float32{0, 1}, 10)
+		for _, h := range hits {
+			if h.MailID == s[0].ID {
+				t.Errorf("filter %+v: a mail pending removal was found", f)
+			}
+		}
+		if len(hits) == 0 {
+			t.Errorf("filter %+v: nothing found", f)
+		}
+	}
+}

@@ -178,60 +178,6 @@ func Cosine(a, b []float32) float64 {
 	return dot / (math.Sqrt(na) * math.Sqrt(nb))
 }
 
-// SearchVector returns up to limit mails meeting f closest to vec by exact
-// cosine over their chunks embedded with model, each with its best chunk.
-func (x *Index) SearchVector(ctx context.Context, mailboxID string, f Filter, model string, vec []float32, limit int) ([]Hit, error) {
-	if len(vec) == 0 || limit <= 0 {
-		return nil, nil
-	}
-	where, args := filterSQL(mailboxID, f)
-	q := `SELECT c.id, c.mail_id, c.embedding FROM chunks c JOIN mails m ON m.id = c.mail_id
-		WHERE c.embedding IS NOT NULL AND c.model = ? AND c.dim = ? AND ` + where
-	rows, err := x.db.QueryContext(ctx, q, append([]any{model, len(vec)}, args...)...)
-	if err != nil {
-		return nil, fmt.Errorf("mailindex: search vector: %w", err)
-	}
-	defer rows.Close()
-	var all []Hit
-	qv := make([]float32, len(vec))
-	copy(qv, vec)
-	for rows.Next() {
-		var h Hit
-		var blob []byte
-		if err := rows.Scan(&h.ChunkID, &h.MailID, &blob); err != nil {
-			return nil, fmt.Errorf("mailindex: search vector: %w", err)
-		}
-		h.Score = Cosine(qv, DecodeVector(blob))
-		all = append(all, h)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("mailindex: search vector: %w", err)
-	}
-	best := map[string]int{}
-	kept := all[:0]
-	for _, h := range all {
-		if i, ok := best[h.MailID]; ok {
-			if h.Score > kept[i].Score {
-				kept[i] = h
-			}
-			continue
-		}
-		best[h.MailID] = len(kept)
-		kept = append(kept, h)
-	}
-	all = kept
-	sort.SliceStable(all, func(i, j int) bool {
-		if all[i].Score != all[j].Score {
-			return all[i].Score > all[j].Score
-		}
-		return all[i].ChunkID < all[j].ChunkID
-	})
-	if len(all) > limit {
-		all = all[:limit]
-	}
-	return all, nil
-}
-
 // BestPerMail keeps the first (best) chunk of each mail, in order.
 func BestPerMail(hits []Hit) []Hit {
 	seen := map[string]bool{}
@@ -327,7 +273,7 @@ func (x *Index) PendingChunks(ctx context.Context, mailboxID, model string, limi
 
 // SetEmbeddings stores the embeddings of chunks, made with model.
 func (x *Index) SetEmbeddings(ctx context.Context, model string, vecs map[int64][]float32) error {
-	return withTx(ctx, x.db, func(tx *sql.Tx) error {
+	return x.withTx(ctx, func(tx *sql.Tx) error {
 		for id, v := range vecs {
 			if _, err := tx.ExecContext(ctx, `UPDATE chunks SET embedding=?, model=?, dim=? WHERE id=?`, EncodeVector(v), model, len(v), id); err != nil {
 				return fmt.Errorf("mailindex: set embeddings: %w", err)
