@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/llmtest"
 	"github.com/stewardhq/steward/llm"
 )
 
@@ -35,36 +36,36 @@ func TestParseStream(t *testing.T) {
 		wantCalls  string // id:name:args:valid, joined by |
 		wantBlocks []string
 	}{
-		{name: "error event in a 200 stream", stream: sse(start, `{"type":"ping"}`, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
+		{name: "error event in a 200 stream", stream: llmtest.SSE(start, `{"type":"ping"}`, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
 			wantErr: "Overloaded"},
-		{name: "error object without an event name", stream: sse(start) + "data: {\"error\":{\"message\":\"Overloaded too\"}}\n\n", wantErr: "Overloaded too"},
-		{name: "no stop reason, no message_stop", stream: sse(start, `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`, deltaEv("0", `{"type":"text_delta","text":"Hi"}`)),
+		{name: "error object without an event name", stream: llmtest.SSE(start) + "data: {\"error\":{\"message\":\"Overloaded too\"}}\n\n", wantErr: "Overloaded too"},
+		{name: "no stop reason, no message_stop", stream: llmtest.SSE(start, `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`, deltaEv("0", `{"type":"text_delta","text":"Hi"}`)),
 			wantErr: "ended before the message was complete"},
 		{name: "empty", stream: "", wantErr: "ended before the message was complete"},
-		{name: "stop reason without message_stop", stream: sse(start, `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`, deltaEv("0", `{"type":"text_delta","text":"Hi"}`), stopReason("end_turn")),
+		{name: "stop reason without message_stop", stream: llmtest.SSE(start, `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`, deltaEv("0", `{"type":"text_delta","text":"Hi"}`), stopReason("end_turn")),
 			wantText: "Hi", wantBlocks: []string{`{"text":"Hi","type":"text"}`}},
-		{name: "orphan deltas", stream: sse(start, deltaEv("0", `{"type":"text_delta","text":"Hi"}`), deltaEv("1", `{"type":"input_json_delta","partial_json":"{}"}`), stop),
+		{name: "orphan deltas", stream: llmtest.SSE(start, deltaEv("0", `{"type":"text_delta","text":"Hi"}`), deltaEv("1", `{"type":"input_json_delta","partial_json":"{}"}`), stop),
 			wantText: "Hi", wantBlocks: []string{`{"text":"Hi","type":"text"}`}},
-		{name: "input that is not an object", stream: sse(start, `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"w","input":{}}}`,
+		{name: "input that is not an object", stream: llmtest.SSE(start, `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"w","input":{}}}`,
 			deltaEv("0", `{"type":"input_json_delta","partial_json":"[1,"}`), deltaEv("0", `{"type":"input_json_delta","partial_json":"2]"}`), stopReason("tool_use"), stop),
 			wantCalls: `t1:w:{}:false`, wantBlocks: []string{`{"id":"t1","input":{},"name":"w","type":"tool_use"}`}},
-		{name: "broken input", stream: sse(start, `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"w","input":{}}}`,
+		{name: "broken input", stream: llmtest.SSE(start, `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"w","input":{}}}`,
 			deltaEv("0", `{"type":"input_json_delta","partial_json":"{\"a\":"}`), stop),
 			wantCalls: `t1:w:{}:false`},
-		{name: "only empty input fragments", stream: sse(start, `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"w","input":{}}}`,
+		{name: "only empty input fragments", stream: llmtest.SSE(start, `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"w","input":{}}}`,
 			deltaEv("0", `{"type":"input_json_delta","partial_json":""}`), stop),
 			wantCalls: `t1:w:{}:true`},
-		{name: "tool_use without id stays in the turn only", stream: sse(start, `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","name":"w","input":{}}}`, stop),
+		{name: "tool_use without id stays in the turn only", stream: llmtest.SSE(start, `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","name":"w","input":{}}}`, stop),
 			wantBlocks: []string{`{"input":{},"name":"w","type":"tool_use"}`}},
-		{name: "thinking without signature delta keeps an empty signature", stream: sse(start, `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`,
+		{name: "thinking without signature delta keeps an empty signature", stream: llmtest.SSE(start, `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`,
 			deltaEv("0", `{"type":"thinking_delta","thinking":"Hmm"}`), stop),
 			wantBlocks: []string{`{"signature":"","thinking":"Hmm","type":"thinking"}`}},
-		{name: "blocks in index order, unknown ones untouched", stream: sse(start,
+		{name: "blocks in index order, unknown ones untouched", stream: llmtest.SSE(start,
 			`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`,
 			`{"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking",  "data":"abc"}}`,
 			deltaEv("1", `{"type":"text_delta","text":"B"}`), stop),
 			wantText: "B", wantBlocks: []string{`{"type":"redacted_thinking",  "data":"abc"}`, `{"text":"B","type":"text"}`}},
-		{name: "unreadable lines skipped", stream: "data: {oops\n\n" + sse(start, stop)},
+		{name: "unreadable lines skipped", stream: "data: {oops\n\n" + llmtest.SSE(start, stop)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,7 +104,7 @@ func TestParseStream(t *testing.T) {
 }
 
 func TestUsageAndCitations(t *testing.T) {
-	s := sse(`{"type":"message_start","message":{"usage":{"input_tokens":10,"cache_creation_input_tokens":3,"cache_read_input_tokens":4,"output_tokens":1}}}`,
+	s := llmtest.SSE(`{"type":"message_start","message":{"usage":{"input_tokens":10,"cache_creation_input_tokens":3,"cache_read_input_tokens":4,"output_tokens":1}}}`,
 		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"","citations":[]}}`,
 		deltaEv("0", `{"type":"citations_delta","citation":{"type":"web_search_result_location","url":"https://example.org/a","title":"A","cited_text":"x","encrypted_index":"e"}}`),
 		deltaEv("0", `{"type":"text_delta","text":"Cited."}`),
@@ -124,16 +125,16 @@ func TestUsageAndCitations(t *testing.T) {
 	}
 }
 
-func newAdapter(t *testing.T, req llm.Request, answers ...string) (llm.Adapter, *replayServer) {
+func newAdapter(t *testing.T, req llm.Request, answers ...string) (llm.Adapter, *llmtest.ReplayServer) {
 	t.Helper()
-	var exs []exchange
+	var exs []llmtest.Exchange
 	for _, a := range answers {
-		exs = append(exs, exchange{status: 200, contentType: "text/event-stream", body: []byte(a)})
+		exs = append(exs, llmtest.Exchange{Status: 200, ContentType: "text/event-stream", Body: []byte(a)})
 	}
-	srv := newReplayServer(t, exs)
+	srv := llmtest.NewReplayServer(t, exs)
 	p := llm.Provider{Kind: "anthropic", BaseURL: srv.URL + "/", APIKey: "k", Model: "claude-sonnet-4-5",
 		Caps: llm.Capabilities{API: llm.Messages, EnforcesStrictToolSchemas: true}}
-	return New(p, req, loopbackTransport(t)), srv
+	return New(p, req, llmtest.LoopbackTransport(t)), srv
 }
 
 func TestRequestRules(t *testing.T) {
@@ -202,12 +203,12 @@ func TestRequestRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, srv := newAdapter(t, tt.req, sse(start, stop))
+			a, srv := newAdapter(t, tt.req, llmtest.SSE(start, stop))
 			if _, err := a.Round(context.Background(), tt.opts, nil); err != nil {
 				t.Fatal(err)
 			}
 			var body map[string]any
-			if err := json.Unmarshal(srv.body(0), &body); err != nil {
+			if err := json.Unmarshal(srv.Body(0), &body); err != nil {
 				t.Fatal(err)
 			}
 			if body["stream"] != true || body["model"] != "claude-sonnet-4-5" {
@@ -221,11 +222,11 @@ func TestRequestRules(t *testing.T) {
 // All results of a round go in one user message, flushed when the next
 // round starts; the turn is recorded once.
 func TestResultsInOneMessage(t *testing.T) {
-	first := sse(start,
+	first := llmtest.SSE(start,
 		`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"a","input":{}}}`,
 		`{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t2","name":"b","input":{}}}`,
 		stopReason("tool_use"), stop)
-	a, srv := newAdapter(t, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "go"}}}, first, sse(start, stop))
+	a, srv := newAdapter(t, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Text: "go"}}}, first, llmtest.SSE(start, stop))
 	round, err := a.Round(context.Background(), llm.RoundOptions{IncludeTools: true}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -237,13 +238,13 @@ func TestResultsInOneMessage(t *testing.T) {
 	if _, err := a.Round(context.Background(), llm.RoundOptions{IncludeTools: true}, nil); err != nil {
 		t.Fatal(err)
 	}
-	got := essentials(t, srv.body(1))
+	got := essentials(t, srv.Body(1))
 	want := []string{"0 user text go", "1 assistant tool_use t1 a {}", "1 assistant tool_use t2 b {}",
 		"2 user tool_result t1 error=false one", "2 user tool_result t2 error=true two"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if strings.Contains(string(srv.body(1)), `"is_error":false`) {
+	if strings.Contains(string(srv.Body(1)), `"is_error":false`) {
 		t.Error("is_error:false written")
 	}
 	if texts := a.RecordedTexts(); strings.Join(texts, "|") != "a|{}|b|{}|one|two" {
@@ -256,29 +257,29 @@ func TestResultsInOneMessage(t *testing.T) {
 func TestStrictFallbacks(t *testing.T) {
 	req := llm.Request{Tools: []llm.ToolSpec{{Name: "a", Strict: true, Parameters: json.RawMessage(`{"type":"object"}`)}}}
 	t.Run("host does not bind", func(t *testing.T) {
-		srv := newReplayServer(t, []exchange{{status: 200, contentType: "text/event-stream", body: []byte(sse(start, stop))}})
-		a := New(llm.Provider{BaseURL: srv.URL + "/", Caps: llm.Capabilities{API: llm.Messages}}, req, loopbackTransport(t))
+		srv := llmtest.NewReplayServer(t, []llmtest.Exchange{{Status: 200, ContentType: "text/event-stream", Body: []byte(llmtest.SSE(start, stop))}})
+		a := New(llm.Provider{BaseURL: srv.URL + "/", Caps: llm.Capabilities{API: llm.Messages}}, req, llmtest.LoopbackTransport(t))
 		if _, err := a.Round(context.Background(), llm.RoundOptions{IncludeTools: true}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(srv.body(0)), `"strict"`) {
-			t.Errorf("strict sent to a host that does not bind: %s", srv.body(0))
+		if strings.Contains(string(srv.Body(0)), `"strict"`) {
+			t.Errorf("strict sent to a host that does not bind: %s", srv.Body(0))
 		}
 	})
 	t.Run("model refuses strict", func(t *testing.T) {
-		srv := newReplayServer(t, []exchange{
-			{status: 400, contentType: "application/json", body: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"tools.0.strict: Extra inputs are not permitted"}}`)},
-			{status: 200, contentType: "text/event-stream", body: []byte(sse(start, stop))},
-			{status: 200, contentType: "text/event-stream", body: []byte(sse(start, stop))},
+		srv := llmtest.NewReplayServer(t, []llmtest.Exchange{
+			{Status: 400, ContentType: "application/json", Body: []byte(`{"type":"error","error":{"type":"invalid_request_error","message":"tools.0.strict: Extra inputs are not permitted"}}`)},
+			{Status: 200, ContentType: "text/event-stream", Body: []byte(llmtest.SSE(start, stop))},
+			{Status: 200, ContentType: "text/event-stream", Body: []byte(llmtest.SSE(start, stop))},
 		})
-		a := New(llm.Provider{BaseURL: srv.URL + "/", Caps: llm.Capabilities{API: llm.Messages, EnforcesStrictToolSchemas: true}}, req, loopbackTransport(t))
+		a := New(llm.Provider{BaseURL: srv.URL + "/", Caps: llm.Capabilities{API: llm.Messages, EnforcesStrictToolSchemas: true}}, req, llmtest.LoopbackTransport(t))
 		for i := 0; i < 2; i++ {
 			if _, err := a.Round(context.Background(), llm.RoundOptions{IncludeTools: true}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if !strings.Contains(string(srv.body(0)), `"strict":true`) || strings.Contains(string(srv.body(1)), `"strict"`) || strings.Contains(string(srv.body(2)), `"strict"`) {
-			t.Errorf("bodies:\n%s\n%s\n%s", srv.body(0), srv.body(1), srv.body(2))
+		if !strings.Contains(string(srv.Body(0)), `"strict":true`) || strings.Contains(string(srv.Body(1)), `"strict"`) || strings.Contains(string(srv.Body(2)), `"strict"`) {
+			t.Errorf("bodies:\n%s\n%s\n%s", srv.Body(0), srv.Body(1), srv.Body(2))
 		}
 	})
 }
@@ -287,10 +288,10 @@ func TestStrictFallbacks(t *testing.T) {
 // with tool blocks and no tool definitions: the tools go along with
 // tool_choice none.
 func TestFinalRoundAfterToolBlocks(t *testing.T) {
-	first := sse(start, `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"w","input":{}}}`, stopReason("tool_use"), stop)
+	first := llmtest.SSE(start, `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"w","input":{}}}`, stopReason("tool_use"), stop)
 	req := llm.Request{Tools: []llm.ToolSpec{{Name: "w", Parameters: json.RawMessage(`{"type":"object"}`)}},
 		Extra: map[string]any{"tool_choice": map[string]any{"type": "auto"}}}
-	a, srv := newAdapter(t, req, first, sse(start, stop))
+	a, srv := newAdapter(t, req, first, llmtest.SSE(start, stop))
 	round, err := a.Round(context.Background(), llm.RoundOptions{IncludeTools: true}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -304,11 +305,11 @@ func TestFinalRoundAfterToolBlocks(t *testing.T) {
 		Tools      []map[string]any `json:"tools"`
 		ToolChoice map[string]any   `json:"tool_choice"`
 	}
-	json.Unmarshal(srv.body(1), &body)
+	json.Unmarshal(srv.Body(1), &body)
 	if len(body.Tools) != 1 || body.ToolChoice["type"] != "none" {
 		t.Errorf("tools %v tool_choice %v, want the tools with tool_choice none", body.Tools, body.ToolChoice)
 	}
-	if err := validate(t, srv.body(1)); err != nil {
+	if err := requestSchema.Validate(t, srv.Body(1)); err != nil {
 		t.Error(err)
 	}
 }
@@ -319,7 +320,7 @@ func TestWholeJSONAnswer(t *testing.T) {
 		w.Write([]byte(`{"type":"message","content":[{"type":"text","text":"Hi"},{"type":"tool_use","id":"t","name":"w","input":"nope"},{"type":"thinking","thinking":"x"}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":2}}`))
 	}))
 	defer srv.Close()
-	a := New(llm.Provider{BaseURL: srv.URL + "/"}, llm.Request{}, loopbackTransport(t))
+	a := New(llm.Provider{BaseURL: srv.URL + "/"}, llm.Request{}, llmtest.LoopbackTransport(t))
 	var got strings.Builder
 	round, err := a.Round(context.Background(), llm.RoundOptions{}, func(s string) { got.WriteString(s) })
 	if err != nil {
@@ -336,7 +337,7 @@ func TestHTTPErrorIsReturned(t *testing.T) {
 		w.Write([]byte(`{"type":"error","error":{"type":"invalid_request_error","message":"messages.1.content.0.thinking.signature: Invalid signature"}}`))
 	}))
 	defer srv.Close()
-	a := New(llm.Provider{BaseURL: srv.URL + "/"}, llm.Request{}, loopbackTransport(t))
+	a := New(llm.Provider{BaseURL: srv.URL + "/"}, llm.Request{}, llmtest.LoopbackTransport(t))
 	_, err := a.Round(context.Background(), llm.RoundOptions{}, nil)
 	var he *llm.HTTPError
 	if !errors.As(err, &he) || !strings.Contains(err.Error(), "Invalid signature") {
@@ -344,25 +345,9 @@ func TestHTTPErrorIsReturned(t *testing.T) {
 	}
 }
 
-func hangingServer(t *testing.T, head string) *httptest.Server {
-	t.Helper()
-	done := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Write([]byte(head))
-		w.(http.Flusher).Flush()
-		select {
-		case <-done:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(func() { close(done); srv.Close() })
-	return srv
-}
-
 func TestIdleStream(t *testing.T) {
-	srv := hangingServer(t, sse(start, `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`, deltaEv("0", `{"type":"text_delta","text":"Hel"}`)))
-	a := NewWithOptions(llm.Provider{BaseURL: srv.URL + "/"}, llm.Request{}, loopbackTransport(t), Options{IdleTimeout: 100 * time.Millisecond})
+	srv := llmtest.HangingServer(t, llmtest.SSE(start, `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`, deltaEv("0", `{"type":"text_delta","text":"Hel"}`)))
+	a := NewWithOptions(llm.Provider{BaseURL: srv.URL + "/"}, llm.Request{}, llmtest.LoopbackTransport(t), Options{IdleTimeout: 100 * time.Millisecond})
 	var got strings.Builder
 	_, err := a.Round(context.Background(), llm.RoundOptions{}, func(s string) { got.WriteString(s) })
 	if !errors.Is(err, ErrIdle) {
@@ -374,8 +359,8 @@ func TestIdleStream(t *testing.T) {
 }
 
 func TestCancelMidStream(t *testing.T) {
-	srv := hangingServer(t, sse(start, deltaEv("0", `{"type":"text_delta","text":"Hel"}`)))
-	a := New(llm.Provider{BaseURL: srv.URL + "/"}, llm.Request{}, loopbackTransport(t))
+	srv := llmtest.HangingServer(t, llmtest.SSE(start, deltaEv("0", `{"type":"text_delta","text":"Hel"}`)))
+	a := New(llm.Provider{BaseURL: srv.URL + "/"}, llm.Request{}, llmtest.LoopbackTransport(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err := a.Round(ctx, llm.RoundOptions{}, func(string) { cancel() })
 	if !errors.Is(err, context.Canceled) {

@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/llmtest"
 	"github.com/stewardhq/steward/internal/testenv"
 	"github.com/stewardhq/steward/llm"
 )
@@ -23,34 +22,8 @@ import (
 // the same results in one user message.
 func TestReplayRecordings(t *testing.T) {
 	root := filepath.Join(testenv.SharedDir(t), "peers", "fixtures", "anthropic-messages")
-	var files []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".chunks.txt")) {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no recordings found")
-	}
-	sort.Strings(files)
-	perHost := map[string]int{}
-	rounds := 0
-	for _, f := range files {
-		rel, _ := filepath.Rel(root, f)
-		t.Run(rel, func(t *testing.T) {
-			host, n := replayOne(t, f)
-			perHost[host]++
-			rounds += n
-		})
-	}
-	t.Logf("replayed %d Anthropic Messages recordings (%d rounds): %v", len(files), rounds, perHost)
+	files, rounds, perHost := llmtest.ReplayAll(t, root, replayOne)
+	t.Logf("replayed %d Anthropic Messages recordings (%d rounds): %v", files, rounds, perHost)
 }
 
 type expected struct {
@@ -64,10 +37,10 @@ type expected struct {
 
 // expectFrom reads what an answer must come to from the recording, by a
 // path of its own.
-func expectFrom(t *testing.T, ex exchange) expected {
+func expectFrom(t *testing.T, ex llmtest.Exchange) expected {
 	t.Helper()
 	var want expected
-	if strings.HasPrefix(ex.contentType, "application/json") {
+	if strings.HasPrefix(ex.ContentType, "application/json") {
 		var m struct {
 			Content []struct {
 				Type      string          `json:"type"`
@@ -79,7 +52,7 @@ func expectFrom(t *testing.T, ex exchange) expected {
 				Data      string          `json:"data"`
 			} `json:"content"`
 		}
-		if err := json.Unmarshal(ex.body, &m); err != nil {
+		if err := json.Unmarshal(ex.Body, &m); err != nil {
 			t.Fatal(err)
 		}
 		for _, b := range m.Content {
@@ -102,7 +75,7 @@ func expectFrom(t *testing.T, ex exchange) expected {
 	}
 	calls := map[int]*call{}
 	var order []int
-	for _, line := range strings.Split(string(ex.body), "\n") {
+	for _, line := range strings.Split(string(ex.Body), "\n") {
 		data, ok := strings.CutPrefix(line, "data: ")
 		if !ok {
 			continue
@@ -193,7 +166,7 @@ func requestFrom(t *testing.T, raw json.RawMessage) llm.Request {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		t.Fatal(err)
 	}
-	req := llm.Request{Model: r.Model, MaxTokens: r.MaxTokens, System: contentText(r.System)}
+	req := llm.Request{Model: r.Model, MaxTokens: r.MaxTokens, System: llmtest.ContentText(r.System)}
 	if len(r.Thinking) > 0 {
 		req.Extra = map[string]any{"thinking": r.Thinking}
 	}
@@ -203,29 +176,12 @@ func requestFrom(t *testing.T, raw json.RawMessage) llm.Request {
 			Content json.RawMessage `json:"content"`
 		}
 		json.Unmarshal(m, &msg)
-		req.Messages = append(req.Messages, llm.Message{Role: llm.Role(msg.Role), Text: contentText(msg.Content)})
+		req.Messages = append(req.Messages, llm.Message{Role: llm.Role(msg.Role), Text: llmtest.ContentText(msg.Content)})
 	}
 	for _, tl := range r.Tools {
 		req.Tools = append(req.Tools, llm.ToolSpec{Name: tl.Name, Description: tl.Description, Parameters: tl.InputSchema})
 	}
 	return req
-}
-
-func contentText(c json.RawMessage) string {
-	var s string
-	if json.Unmarshal(c, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	json.Unmarshal(c, &parts)
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
 }
 
 // closing is a minimal answer for the extra round that shows what Steward
@@ -237,25 +193,25 @@ const closing = "event: message_start\ndata: {\"type\":\"message_start\",\"messa
 	"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
 
 func replayOne(t *testing.T, path string) (host string, rounds int) {
-	var exs []exchange
-	if strings.HasSuffix(path, ".chunks.txt") {
-		exs = loadChunks(t, path, "message_start")
+	var exs []llmtest.Exchange
+	if llmtest.IsChunks(path) {
+		exs = llmtest.LoadChunks(t, path, "message_start")
 		host = "api.anthropic.com (vercel-ai chunks)"
 	} else {
-		exs = loadCassette(t, path)
-		u, err := url.Parse(exs[0].url)
+		exs = llmtest.LoadCassette(t, path)
+		u, err := url.Parse(exs[0].URL)
 		if err != nil {
 			t.Fatal(err)
 		}
 		host = u.Host
 	}
 	recorded := len(exs)
-	srv := newReplayServer(t, append(exs, exchange{status: 200, contentType: "text/event-stream", body: []byte(closing)}))
-	defer validateSent(t, srv)
-	req := requestFrom(t, exs[0].request)
+	srv := llmtest.NewReplayServer(t, append(exs, llmtest.Exchange{Status: 200, ContentType: "text/event-stream", Body: []byte(closing)}))
+	defer llmtest.ValidateSent(t, srv, requestSchema)
+	req := requestFrom(t, exs[0].Request)
 	p := llm.Provider{Kind: "anthropic", BaseURL: srv.URL + "/v1/", APIKey: "test-key", Model: req.Model,
 		Caps: llm.Capabilities{API: llm.Messages, ToolCalling: true, Reasoning: llm.ReasoningThinkingBlocks}}
-	a := New(p, req, loopbackTransport(t))
+	a := New(p, req, llmtest.LoopbackTransport(t))
 	ctx := context.Background()
 	var verbatim []string
 	for i := 0; i < recorded; i++ {
@@ -264,9 +220,9 @@ func replayOne(t *testing.T, path string) (host string, rounds int) {
 		var deltas strings.Builder
 		round, err := a.Round(ctx, llm.RoundOptions{IncludeTools: true}, func(s string) { deltas.WriteString(s) })
 		rounds++
-		h := srv.headers[i]
-		if srv.paths[i] != "/v1/messages" || h.Get("x-api-key") != "test-key" || h.Get("anthropic-version") != "2023-06-01" {
-			t.Errorf("round %d: sent to %s with headers %v", i, srv.paths[i], h)
+		h := srv.Header(i)
+		if srv.Path(i) != "/v1/messages" || h.Get("x-api-key") != "test-key" || h.Get("anthropic-version") != "2023-06-01" {
+			t.Errorf("round %d: sent to %s with headers %v", i, srv.Path(i), h)
 		}
 		if want.errSubstr != "" {
 			if err == nil || !strings.Contains(err.Error(), want.errSubstr) {
@@ -285,13 +241,13 @@ func replayOne(t *testing.T, path string) (host string, rounds int) {
 		}
 		for j, c := range round.Calls {
 			w := want.calls[j]
-			if c.ID != w.ID || c.Name != w.Name || !jsonEqual(c.Arguments, w.Arguments) || !c.Valid {
+			if c.ID != w.ID || c.Name != w.Name || !llmtest.JSONEqual(c.Arguments, w.Arguments) || !c.Valid {
 				t.Errorf("round %d call %d: got %+v (args %s), recorded %+v (args %s)", i, j, c, c.Arguments, w, w.Arguments)
 			}
 		}
-		sent := srv.body(i)
-		if ex.request != nil {
-			compareRequest(t, i, sent, ex.request)
+		sent := srv.Body(i)
+		if ex.Request != nil {
+			compareRequest(t, i, sent, ex.Request)
 		}
 		for _, v := range verbatim {
 			if !strings.Contains(string(sent), v) {
@@ -310,10 +266,10 @@ func replayOne(t *testing.T, path string) (host string, rounds int) {
 			isError bool
 		}
 		results := map[string]res{}
-		if i+1 < recorded && exs[i+1].request != nil {
-			for _, b := range blocksOf(t, exs[i+1].request) {
+		if i+1 < recorded && exs[i+1].Request != nil {
+			for _, b := range blocksOf(t, exs[i+1].Request) {
 				if b.Type == "tool_result" {
-					results[b.ToolUseID] = res{contentText(b.Content), b.IsError}
+					results[b.ToolUseID] = res{llmtest.ContentText(b.Content), b.IsError}
 				}
 			}
 		}
@@ -329,7 +285,7 @@ func replayOne(t *testing.T, path string) (host string, rounds int) {
 	if _, err := a.Round(ctx, llm.RoundOptions{IncludeTools: true}, nil); err != nil {
 		t.Fatalf("closing round: %v", err)
 	}
-	sent := srv.body(recorded)
+	sent := srv.Body(recorded)
 	for _, v := range verbatim {
 		if !strings.Contains(string(sent), v) {
 			t.Errorf("closing request lacks, byte for byte: %.120s", v)
@@ -417,7 +373,7 @@ func essentials(t *testing.T, body []byte) []string {
 				ib, _ := json.Marshal(in)
 				line = "tool_use " + b.ID + " " + b.Name + " " + string(ib)
 			case "tool_result":
-				line = fmt.Sprintf("tool_result %s error=%v %s", b.ToolUseID, b.IsError, contentText(b.Content))
+				line = fmt.Sprintf("tool_result %s error=%v %s", b.ToolUseID, b.IsError, llmtest.ContentText(b.Content))
 			default:
 				line = "other " + b.Type
 			}
@@ -436,14 +392,14 @@ func compareRequest(t *testing.T, i int, sent, recorded []byte) {
 	json.Unmarshal(sent, &s)
 	json.Unmarshal(recorded, &r)
 	wantMax := r.MaxTokens
-	if s.Model != r.Model || !s.Stream || s.MaxTokens != wantMax || contentText(s.System) != contentText(r.System) {
+	if s.Model != r.Model || !s.Stream || s.MaxTokens != wantMax || llmtest.ContentText(s.System) != llmtest.ContentText(r.System) {
 		t.Errorf("request %d: model %q stream %v max_tokens %d system %q", i, s.Model, s.Stream, s.MaxTokens, s.System)
 	}
 	if len(s.Tools) != len(r.Tools) {
 		t.Errorf("request %d: %d tools, recorded %d", i, len(s.Tools), len(r.Tools))
 	} else {
 		for j := range s.Tools {
-			if s.Tools[j].Name != r.Tools[j].Name || !jsonEqual(s.Tools[j].InputSchema, r.Tools[j].InputSchema) {
+			if s.Tools[j].Name != r.Tools[j].Name || !llmtest.JSONEqual(s.Tools[j].InputSchema, r.Tools[j].InputSchema) {
 				t.Errorf("request %d tool %d differs: %+v vs %+v", i, j, s.Tools[j], r.Tools[j])
 			}
 		}
@@ -451,19 +407,5 @@ func compareRequest(t *testing.T, i int, sent, recorded []byte) {
 	got, want := essentials(t, sent), essentials(t, recorded)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("request %d essentials differ\n got: %q\nwant: %q", i, got, want)
-	}
-}
-
-// validateSent checks every request Steward sent during a replay against
-// the request schema of the API.
-func validateSent(t *testing.T, srv *replayServer) {
-	t.Helper()
-	srv.mu.Lock()
-	bodies := append([][]byte(nil), srv.bodies...)
-	srv.mu.Unlock()
-	for i, b := range bodies {
-		if err := validate(t, b); err != nil {
-			t.Errorf("request %d does not validate against CreateMessageParams: %v\n%.2000s", i, err, b)
-		}
 	}
 }

@@ -1,69 +1,38 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/stewardhq/steward/internal/llmtest"
 	"github.com/stewardhq/steward/internal/testenv"
 	"github.com/stewardhq/steward/llm"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden request files")
 
-var (
-	schemaOnce sync.Once
-	schema     *jsonschema.Schema
-	schemaErr  error
-)
-
-// createMessageSchema compiles CreateMessageParams, the body of POST
-// /v1/messages, from the Anthropic OpenAPI document, $refs resolved within
-// the document.
-func createMessageSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	schemaOnce.Do(func() {
+// requestSchema is CreateMessageParams, the body of POST /v1/messages,
+// from the Anthropic OpenAPI document, $refs resolved within the document.
+var requestSchema = &llmtest.Schema{
+	Name:     "CreateMessageParams",
+	Resource: "anthropic-openapi.json",
+	Load: func(t testing.TB) (any, string, error) {
 		path := filepath.Join(testenv.SharedDir(t), "peers", "specs", "anthropic-openapi.json")
 		f, err := os.Open(path)
 		if err != nil {
-			schemaErr = err
-			return
+			return nil, "", err
 		}
 		defer f.Close()
 		v, err := jsonschema.UnmarshalJSON(f)
-		if err != nil {
-			schemaErr = err
-			return
-		}
-		c := jsonschema.NewCompiler()
-		if err := c.AddResource("mem://anthropic-openapi.json", v); err != nil {
-			schemaErr = err
-			return
-		}
-		schema, schemaErr = c.Compile("mem://anthropic-openapi.json#/components/schemas/CreateMessageParams")
-	})
-	if schemaErr != nil {
-		t.Fatalf("compiling CreateMessageParams: %v", schemaErr)
-	}
-	return schema
-}
-
-func validate(t *testing.T, body []byte) error {
-	t.Helper()
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	return createMessageSchema(t).Validate(inst)
+		return v, "#/components/schemas/CreateMessageParams", err
+	},
 }
 
 // The validator must be able to say no, or its yes means nothing.
@@ -75,28 +44,10 @@ func TestSchemaRejectsBadBodies(t *testing.T) {
 		`{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"x"}}]}`,
 		`{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"assistant","content":[{"type":"thinking","thinking":"t"}]}]}`,
 	} {
-		if err := validate(t, []byte(body)); err == nil {
+		if err := requestSchema.Validate(t, []byte(body)); err == nil {
 			t.Errorf("CreateMessageParams accepted %s", body)
 		}
 	}
-}
-
-// sse frames events as "event: <type>\ndata: <json>\n\n".
-func sse(events ...string) string {
-	var b strings.Builder
-	for _, e := range events {
-		var head struct {
-			Type string `json:"type"`
-		}
-		json.Unmarshal([]byte(e), &head)
-		fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", head.Type, e)
-	}
-	return b.String()
-}
-
-func jstr(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 // answer streams a message of the given blocks the way Anthropic does:
@@ -121,26 +72,26 @@ func answer(stopReason string, blocks ...string) string {
 		switch b.Type {
 		case "text":
 			evs = append(evs, fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"text","text":""}}`, i))
-			delta(`{"type":"text_delta","text":` + jstr(b.Text) + `}`)
+			delta(`{"type":"text_delta","text":` + llmtest.JSONString(b.Text) + `}`)
 		case "thinking":
 			evs = append(evs, fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"thinking","thinking":"","signature":""}}`, i))
-			delta(`{"type":"thinking_delta","thinking":` + jstr(b.Thinking) + `}`)
-			delta(`{"type":"signature_delta","signature":` + jstr(b.Signature) + `}`)
+			delta(`{"type":"thinking_delta","thinking":` + llmtest.JSONString(b.Thinking) + `}`)
+			delta(`{"type":"signature_delta","signature":` + llmtest.JSONString(b.Signature) + `}`)
 		case "tool_use":
-			evs = append(evs, fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":%s,"name":%s,"input":{}}}`, i, jstr(b.ID), jstr(b.Name)))
+			evs = append(evs, fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"tool_use","id":%s,"name":%s,"input":{}}}`, i, llmtest.JSONString(b.ID), llmtest.JSONString(b.Name)))
 			in := string(b.Input)
 			delta(`{"type":"input_json_delta","partial_json":""}`)
-			delta(`{"type":"input_json_delta","partial_json":` + jstr(in[:len(in)/2]) + `}`)
-			delta(`{"type":"input_json_delta","partial_json":` + jstr(in[len(in)/2:]) + `}`)
+			delta(`{"type":"input_json_delta","partial_json":` + llmtest.JSONString(in[:len(in)/2]) + `}`)
+			delta(`{"type":"input_json_delta","partial_json":` + llmtest.JSONString(in[len(in)/2:]) + `}`)
 		default:
 			evs = append(evs, fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":%s}`, i, raw))
 		}
 		evs = append(evs, fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, i))
 	}
 	evs = append(evs,
-		`{"type":"message_delta","delta":{"stop_reason":`+jstr(stopReason)+`,"stop_sequence":null},"usage":{"output_tokens":30}}`,
+		`{"type":"message_delta","delta":{"stop_reason":`+llmtest.JSONString(stopReason)+`,"stop_sequence":null},"usage":{"output_tokens":30}}`,
 		`{"type":"message_stop"}`)
-	return sse(evs...)
+	return llmtest.SSE(evs...)
 }
 
 const (
@@ -198,7 +149,7 @@ var hosts = []struct {
 
 func runScenario(t *testing.T, sc scenario, model string, thinking bool) []byte {
 	t.Helper()
-	var exs []exchange
+	var exs []llmtest.Exchange
 	for i, blocks := range sc.answers {
 		stop := "end_turn"
 		if i == 0 {
@@ -207,19 +158,19 @@ func runScenario(t *testing.T, sc scenario, model string, thinking bool) []byte 
 				blocks = append([]string{thinkingBlock, redactedBlock}, blocks...)
 			}
 		}
-		exs = append(exs, exchange{status: 200, contentType: "text/event-stream", body: []byte(answer(stop, blocks...))})
+		exs = append(exs, llmtest.Exchange{Status: 200, ContentType: "text/event-stream", Body: []byte(answer(stop, blocks...))})
 	}
-	srv := newReplayServer(t, exs)
+	srv := llmtest.NewReplayServer(t, exs)
 	p := llm.Provider{Kind: "anthropic", BaseURL: srv.URL + "/v1/", APIKey: "k", Model: "ignored",
 		Caps: llm.Capabilities{API: llm.Messages, EnforcesStrictToolSchemas: true, ToolCalling: true, Reasoning: llm.ReasoningThinkingBlocks}}
-	a := New(p, scenarioRequest(model, thinking), loopbackTransport(t))
+	a := New(p, scenarioRequest(model, thinking), llmtest.LoopbackTransport(t))
 	ctx := context.Background()
 	round, err := a.Round(ctx, llm.RoundOptions{IncludeTools: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(sc.answers) == 1 {
-		return srv.body(0)
+		return srv.Body(0)
 	}
 	a.RecordAssistantTurn()
 	for i, c := range round.Calls {
@@ -236,7 +187,7 @@ func runScenario(t *testing.T, sc scenario, model string, thinking bool) []byte 
 	if _, err := a.Round(ctx, opts, nil); err != nil {
 		t.Fatal(err)
 	}
-	return srv.body(1)
+	return srv.Body(1)
 }
 
 // TestRequestsValidateAndMatchGolden builds the request of every scenario
@@ -247,28 +198,10 @@ func TestRequestsValidateAndMatchGolden(t *testing.T) {
 		for _, sc := range scenarios {
 			t.Run(h.name+"/"+sc.name, func(t *testing.T) {
 				body := runScenario(t, sc, h.model, h.thinking)
-				if err := validate(t, body); err != nil {
+				if err := requestSchema.Validate(t, body); err != nil {
 					t.Fatalf("request does not validate against CreateMessageParams: %v\n%s", err, body)
 				}
-				var pretty bytes.Buffer
-				if err := json.Indent(&pretty, body, "", "  "); err != nil {
-					t.Fatal(err)
-				}
-				pretty.WriteByte('\n')
-				path := filepath.Join("testdata", "golden", h.name, sc.name+".json")
-				if *update {
-					os.MkdirAll(filepath.Dir(path), 0o755)
-					if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run with -update to create it)", err)
-				}
-				if !bytes.Equal(pretty.Bytes(), want) {
-					t.Errorf("request differs from %s:\n%s", path, pretty.Bytes())
-				}
+				llmtest.CheckGolden(t, filepath.Join("testdata", "golden", h.name, sc.name+".json"), body, *update)
 			})
 		}
 	}

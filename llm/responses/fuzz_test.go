@@ -3,10 +3,9 @@ package responses
 import (
 	"bytes"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
+	"github.com/stewardhq/steward/internal/llmtest"
 	"github.com/stewardhq/steward/internal/testenv"
 )
 
@@ -15,52 +14,23 @@ func recordedStreams(t testing.TB) [][]byte {
 	root := filepath.Join(testenv.SharedDir(t), "peers", "fixtures", "responses")
 	files, _ := filepath.Glob(filepath.Join(root, "fantasy", "providertests", "testdata", "*", "*", "*.yaml"))
 	chunks, _ := filepath.Glob(filepath.Join(root, "vercel-ai", "packages", "openai", "src", "responses", "__fixtures__", "*.chunks.txt"))
-	if len(files) == 0 || len(chunks) == 0 {
-		t.Fatal("recordings not found")
-	}
-	var out [][]byte
-	for _, f := range files {
-		for _, ex := range loadCassette(t, f) {
-			if !strings.HasPrefix(ex.contentType, "application/json") {
-				out = append(out, ex.body)
-			}
-		}
-	}
-	for _, f := range chunks {
-		for _, ex := range loadChunks(t, f, "response.created") {
-			out = append(out, ex.body)
-		}
-	}
-	return out
+	return llmtest.RecordedStreams(t, files, chunks, "response.created")
 }
 
 // parseWithDeadline fails when parsing does not finish: a bytes.Reader
 // always ends, so a parser that does not is stuck.
 func parseWithDeadline(t *testing.T, data []byte) (*result, error) {
 	t.Helper()
-	type out struct {
-		res *result
-		err error
-	}
-	done := make(chan out, 1)
-	go func() {
-		res, err := parseStream(bytes.NewReader(data), func(string) {})
-		done <- out{res, err}
-	}()
-	select {
-	case o := <-done:
-		return o.res, o.err
-	case <-time.After(10 * time.Second):
-		t.Fatalf("parser hangs on %d bytes of input", len(data))
-		return nil, nil
-	}
+	return llmtest.WithDeadline(t, len(data), func() (*result, error) {
+		return parseStream(bytes.NewReader(data), func(string) {})
+	})
 }
 
 func FuzzParseStream(f *testing.F) {
 	for _, s := range []string{
 		answer(textItem, callWeather),
 		answer(reasoningItem, callWeather),
-		sse(`{"type":"error","message":"boom"}`),
+		llmtest.SSE(`{"type":"error","message":"boom"}`),
 		"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"output\":[{}]}}",
 		"data: {\"type\":\"response.output_item.done\",\"output_index\":-1,\"item\":{}}\n\n",
 		":\n\n\r\n",
@@ -89,15 +59,7 @@ func FuzzParseStream(f *testing.F) {
 // never an empty answer.
 func TestTruncatedRecordings(t *testing.T) {
 	for _, stream := range recordedStreams(t) {
-		cuts := []int{}
-		for i := 0; i < len(stream); i += 257 {
-			cuts = append(cuts, i)
-		}
-		for i := 0; i+1 < len(stream); i++ {
-			if stream[i] == '\n' && stream[i+1] == '\n' {
-				cuts = append(cuts, i+1)
-			}
-		}
+		cuts := llmtest.Cuts(stream, 257)
 		for _, n := range cuts {
 			prefix := stream[:n]
 			res, err := parseWithDeadline(t, prefix)

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io/fs"
 	"net/url"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/llmtest"
 	"github.com/stewardhq/steward/internal/testenv"
 	"github.com/stewardhq/steward/llm"
 )
@@ -22,34 +21,8 @@ import (
 // calls and results, plus every reasoning item of the round.
 func TestReplayRecordings(t *testing.T) {
 	root := filepath.Join(testenv.SharedDir(t), "peers", "fixtures", "responses")
-	var files []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && (strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".chunks.txt")) {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no recordings found")
-	}
-	sort.Strings(files)
-	perHost := map[string]int{}
-	rounds := 0
-	for _, f := range files {
-		rel, _ := filepath.Rel(root, f)
-		t.Run(rel, func(t *testing.T) {
-			host, n := replayOne(t, f)
-			perHost[host]++
-			rounds += n
-		})
-	}
-	t.Logf("replayed %d Responses recordings (%d rounds): %v", len(files), rounds, perHost)
+	files, rounds, perHost := llmtest.ReplayAll(t, root, replayOne)
+	t.Logf("replayed %d Responses recordings (%d rounds): %v", files, rounds, perHost)
 }
 
 // expected is what an answer must come to, read from the recording by a
@@ -62,7 +35,7 @@ type expected struct {
 	reasoning []json.RawMessage
 }
 
-func expectFrom(t *testing.T, ex exchange) expected {
+func expectFrom(t *testing.T, ex llmtest.Exchange) expected {
 	t.Helper()
 	var want expected
 	readItem := func(raw json.RawMessage) {
@@ -81,11 +54,11 @@ func expectFrom(t *testing.T, ex exchange) expected {
 			}
 		}
 	}
-	if strings.HasPrefix(ex.contentType, "application/json") {
+	if strings.HasPrefix(ex.ContentType, "application/json") {
 		var resp struct {
 			Output []json.RawMessage `json:"output"`
 		}
-		if err := json.Unmarshal(ex.body, &resp); err != nil {
+		if err := json.Unmarshal(ex.Body, &resp); err != nil {
 			t.Fatal(err)
 		}
 		for _, raw := range resp.Output {
@@ -116,7 +89,7 @@ func expectFrom(t *testing.T, ex exchange) expected {
 	}
 	calls := map[int]*llm.Call{}
 	var order []int
-	for _, line := range strings.Split(string(ex.body), "\n") {
+	for _, line := range strings.Split(string(ex.Body), "\n") {
 		data, ok := strings.CutPrefix(line, "data: ")
 		if !ok {
 			continue
@@ -206,7 +179,7 @@ func requestFrom(t *testing.T, raw json.RawMessage) llm.Request {
 	}
 	req := llm.Request{Model: r.Model}
 	for _, in := range r.Input {
-		text := contentText(in.Content)
+		text := llmtest.ContentText(in.Content)
 		switch in.Role {
 		case "system", "developer":
 			req.System = text
@@ -222,46 +195,30 @@ func requestFrom(t *testing.T, raw json.RawMessage) llm.Request {
 	return req
 }
 
-func contentText(c json.RawMessage) string {
-	var s string
-	if json.Unmarshal(c, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	json.Unmarshal(c, &parts)
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
-}
-
 func reasoningModel(model string) bool { return llm.OpenAIAPIForModel(model) == llm.Responses }
 
 func replayOne(t *testing.T, path string) (host string, rounds int) {
-	var exs []exchange
-	if strings.HasSuffix(path, ".chunks.txt") {
-		exs = loadChunks(t, path, "response.created")
+	var exs []llmtest.Exchange
+	if llmtest.IsChunks(path) {
+		exs = llmtest.LoadChunks(t, path, "response.created")
 		host = "api.openai.com (vercel-ai chunks)"
 	} else {
-		exs = loadCassette(t, path)
-		u, err := url.Parse(exs[0].url)
+		exs = llmtest.LoadCassette(t, path)
+		u, err := url.Parse(exs[0].URL)
 		if err != nil {
 			t.Fatal(err)
 		}
 		host = u.Host
 	}
-	srv := newReplayServer(t, exs)
-	defer validateSent(t, srv)
-	req := requestFrom(t, exs[0].request)
+	srv := llmtest.NewReplayServer(t, exs)
+	defer llmtest.ValidateSent(t, srv, requestSchema)
+	req := requestFrom(t, exs[0].Request)
 	p := llm.Provider{Kind: "openai", BaseURL: srv.URL + "/v1/", APIKey: "test-key", Model: req.Model,
 		Caps: llm.Capabilities{API: llm.Responses, ToolCalling: true}}
 	if reasoningModel(req.Model) {
 		p.Caps.Reasoning = llm.ReasoningResponsesItems
 	}
-	a := New(p, req, loopbackTransport(t))
+	a := New(p, req, llmtest.LoopbackTransport(t))
 	ctx := context.Background()
 	var reasoningSoFar []json.RawMessage
 	for i, ex := range exs {
@@ -269,8 +226,8 @@ func replayOne(t *testing.T, path string) (host string, rounds int) {
 		var deltas strings.Builder
 		round, err := a.Round(ctx, llm.RoundOptions{IncludeTools: true}, func(s string) { deltas.WriteString(s) })
 		rounds++
-		if srv.paths[i] != "/v1/responses" || srv.headers[i].Get("Authorization") != "Bearer test-key" {
-			t.Errorf("round %d: sent to %s with Authorization %q", i, srv.paths[i], srv.headers[i].Get("Authorization"))
+		if srv.Path(i) != "/v1/responses" || srv.Header(i).Get("Authorization") != "Bearer test-key" {
+			t.Errorf("round %d: sent to %s with Authorization %q", i, srv.Path(i), srv.Header(i).Get("Authorization"))
 		}
 		if want.errSubstr != "" {
 			if err == nil || !strings.Contains(err.Error(), want.errSubstr) {
@@ -289,14 +246,14 @@ func replayOne(t *testing.T, path string) (host string, rounds int) {
 		}
 		for j, c := range round.Calls {
 			w := want.calls[j]
-			if c.ID != w.ID || c.Name != w.Name || !jsonEqual(c.Arguments, w.Arguments) || !c.Valid {
+			if c.ID != w.ID || c.Name != w.Name || !llmtest.JSONEqual(c.Arguments, w.Arguments) || !c.Valid {
 				t.Errorf("round %d call %d: got %+v (args %s), recorded %+v (args %s)", i, j, c, c.Arguments, w, w.Arguments)
 			}
 		}
-		if ex.request != nil {
-			compareRequest(t, i, srv.body(i), ex.request, reasoningSoFar, p.Caps.Reasoning == llm.ReasoningResponsesItems)
+		if ex.Request != nil {
+			compareRequest(t, i, srv.Body(i), ex.Request, reasoningSoFar, p.Caps.Reasoning == llm.ReasoningResponsesItems)
 		} else if i > 0 {
-			checkReasoningReplayed(t, i, srv.body(i), reasoningSoFar)
+			checkReasoningReplayed(t, i, srv.Body(i), reasoningSoFar)
 		}
 		reasoningSoFar = append(reasoningSoFar, want.reasoning...)
 		if i+1 == len(exs) {
@@ -307,7 +264,7 @@ func replayOne(t *testing.T, path string) (host string, rounds int) {
 		}
 		a.RecordAssistantTurn()
 		outputs := map[string]string{}
-		if next := exs[i+1].request; next != nil {
+		if next := exs[i+1].Request; next != nil {
 			for _, it := range inputItems(t, next) {
 				if it.Type == "function_call_output" {
 					outputs[it.CallID] = it.Output
@@ -366,9 +323,9 @@ func essentials(items []inputItem) []string {
 		case it.Type == "function_call_output":
 			out = append(out, "output "+it.CallID+" "+it.Output)
 		case it.Role == "user":
-			out = append(out, "user "+contentText(it.Content))
+			out = append(out, "user "+llmtest.ContentText(it.Content))
 		case it.Role == "system" || it.Role == "developer":
-			out = append(out, it.Role+" "+contentText(it.Content))
+			out = append(out, it.Role+" "+llmtest.ContentText(it.Content))
 		}
 	}
 	return out
@@ -400,7 +357,7 @@ func compareRequest(t *testing.T, i int, sent, recorded []byte, reasoning []json
 		t.Errorf("request %d: %d tools, recorded %d", i, len(s.Tools), len(r.Tools))
 	} else {
 		for j := range s.Tools {
-			if s.Tools[j].Name != r.Tools[j].Name || s.Tools[j].Type != "function" || !jsonEqual(s.Tools[j].Parameters, r.Tools[j].Parameters) {
+			if s.Tools[j].Name != r.Tools[j].Name || s.Tools[j].Type != "function" || !llmtest.JSONEqual(s.Tools[j].Parameters, r.Tools[j].Parameters) {
 				t.Errorf("request %d tool %d differs: %+v vs %+v", i, j, s.Tools[j], r.Tools[j])
 			}
 		}
@@ -441,18 +398,4 @@ func compact(t *testing.T, raw []byte) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
-}
-
-// validateSent checks every request Steward sent during a replay against
-// the request schema of the API.
-func validateSent(t *testing.T, srv *replayServer) {
-	t.Helper()
-	srv.mu.Lock()
-	bodies := append([][]byte(nil), srv.bodies...)
-	srv.mu.Unlock()
-	for i, b := range bodies {
-		if err := validate(t, b); err != nil {
-			t.Errorf("request %d does not validate against CreateResponse: %v\n%.2000s", i, err, b)
-		}
-	}
 }

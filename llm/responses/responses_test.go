@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/llmtest"
 	"github.com/stewardhq/steward/llm"
 )
 
@@ -27,26 +28,26 @@ func TestParseStream(t *testing.T) {
 		wantCites int
 	}{
 		{name: "completed", stream: answer(textItem), wantText: "It is sunny.", wantItems: 1, wantUsage: true},
-		{name: "error event", stream: sse(created, `{"type":"error","code":"rate_limit_exceeded","message":"Rate limit reached for gpt-4o","param":null}`),
+		{name: "error event", stream: llmtest.SSE(created, `{"type":"error","code":"rate_limit_exceeded","message":"Rate limit reached for gpt-4o","param":null}`),
 			wantErr: "Rate limit reached for gpt-4o"},
-		{name: "nested error event", stream: sse(created, `{"type":"error","error":{"type":"server_error","message":"The server had an error"}}`),
+		{name: "nested error event", stream: llmtest.SSE(created, `{"type":"error","error":{"type":"server_error","message":"The server had an error"}}`),
 			wantErr: "The server had an error"},
-		{name: "response.failed", stream: sse(created, `{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"Something broke"},"output":[]}}`),
+		{name: "response.failed", stream: llmtest.SSE(created, `{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"Something broke"},"output":[]}}`),
 			wantErr: "Something broke"},
-		{name: "chat style error object", stream: sse(`{"error":{"message":"Invalid API key","code":401}}`), wantErr: "Invalid API key"},
-		{name: "no completed, items kept", stream: sse(created,
+		{name: "chat style error object", stream: llmtest.SSE(`{"error":{"message":"Invalid API key","code":401}}`), wantErr: "Invalid API key"},
+		{name: "no completed, items kept", stream: llmtest.SSE(created,
 			`{"type":"response.output_item.done","output_index":1,"item":`+callWeather+`}`,
 			`{"type":"response.output_item.done","output_index":0,"item":`+textItem+`}`), wantItems: 2},
-		{name: "nothing at all", stream: sse(created), wantErr: "ended before the response was complete"},
+		{name: "nothing at all", stream: llmtest.SSE(created), wantErr: "ended before the response was complete"},
 		{name: "empty body", stream: "", wantErr: "ended before the response was complete"},
 		{name: "unreadable lines skipped", stream: "data: {not json\n\n" + answer(textItem), wantText: "It is sunny.", wantItems: 1, wantUsage: true},
-		{name: "incomplete counts as the round", stream: sse(created, `{"type":"response.output_text.delta","delta":"Partial"}`,
+		{name: "incomplete counts as the round", stream: llmtest.SSE(created, `{"type":"response.output_text.delta","delta":"Partial"}`,
 			`{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Partial"}]}]}}`),
 			wantText: "Partial", wantItems: 1},
-		{name: "refusal", stream: sse(created, `{"type":"response.refusal.delta","delta":"I can't help with that."}`,
+		{name: "refusal", stream: llmtest.SSE(created, `{"type":"response.refusal.delta","delta":"I can't help with that."}`,
 			`{"type":"response.completed","response":{"status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"refusal","refusal":"I can't help with that."}]}]}}`),
 			wantText: "I can't help with that.", wantItems: 1},
-		{name: "annotations", stream: sse(created, `{"type":"response.output_text.delta","delta":"See"}`,
+		{name: "annotations", stream: llmtest.SSE(created, `{"type":"response.output_text.delta","delta":"See"}`,
 			`{"type":"response.output_text.annotation.added","annotation":{"type":"url_citation","url":"https://example.org/a","title":"A"}}`,
 			`{"type":"response.completed","response":{"status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"See","annotations":[{"type":"url_citation","url":"https://example.org/b","title":"B"}]}]}]}}`),
 			wantText: "See", wantItems: 1, wantCites: 1},
@@ -76,7 +77,7 @@ func TestParseStream(t *testing.T) {
 
 // The fallback keeps the model's order, whatever order the items came in.
 func TestFallbackOrder(t *testing.T) {
-	res, err := parseStream(strings.NewReader(sse(
+	res, err := parseStream(strings.NewReader(llmtest.SSE(
 		`{"type":"response.output_item.done","output_index":1,"item":`+callWeather+`}`,
 		`{"type":"response.output_item.done","output_index":0,"item":`+textItem+`}`)), func(string) {})
 	if err != nil {
@@ -87,15 +88,15 @@ func TestFallbackOrder(t *testing.T) {
 	}
 }
 
-func newAdapter(t *testing.T, caps llm.Capabilities, req llm.Request, answers ...string) (llm.Adapter, *replayServer) {
+func newAdapter(t *testing.T, caps llm.Capabilities, req llm.Request, answers ...string) (llm.Adapter, *llmtest.ReplayServer) {
 	t.Helper()
-	var exs []exchange
+	var exs []llmtest.Exchange
 	for _, a := range answers {
-		exs = append(exs, exchange{status: 200, contentType: "text/event-stream", body: []byte(a)})
+		exs = append(exs, llmtest.Exchange{Status: 200, ContentType: "text/event-stream", Body: []byte(a)})
 	}
-	srv := newReplayServer(t, exs)
+	srv := llmtest.NewReplayServer(t, exs)
 	p := llm.Provider{Kind: "openai", BaseURL: srv.URL + "/", Model: "gpt-4o", Caps: caps}
-	return New(p, req, loopbackTransport(t)), srv
+	return New(p, req, llmtest.LoopbackTransport(t)), srv
 }
 
 var plainCaps = llm.Capabilities{API: llm.Responses, ToolCalling: true}
@@ -146,7 +147,7 @@ func TestStrictOnlyWhereTheHostBinds(t *testing.T) {
 		var body struct {
 			Tools []functionTool `json:"tools"`
 		}
-		json.Unmarshal(srv.body(0), &body)
+		json.Unmarshal(srv.Body(0), &body)
 		tl := body.Tools[0]
 		converted := strings.Contains(string(tl.Parameters), `"required":["a"]`) && strings.Contains(string(tl.Parameters), `"null"`)
 		if tl.Strict != binds || converted != binds {
@@ -191,8 +192,8 @@ func TestRequestRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	var first, second map[string]any
-	json.Unmarshal(srv.body(0), &first)
-	json.Unmarshal(srv.body(1), &second)
+	json.Unmarshal(srv.Body(0), &first)
+	json.Unmarshal(srv.Body(1), &second)
 	if _, ok := first["parallel_tool_calls"]; ok {
 		t.Error("parallel_tool_calls was sent")
 	}
@@ -232,7 +233,7 @@ func TestEncryptedReasoningRefused(t *testing.T) {
 	}))
 	defer srv.Close()
 	p := llm.Provider{BaseURL: srv.URL + "/", Model: "gpt-4o", Caps: llm.Capabilities{API: llm.Responses, Reasoning: llm.ReasoningResponsesItems}}
-	a := New(p, llm.Request{}, loopbackTransport(t))
+	a := New(p, llm.Request{}, llmtest.LoopbackTransport(t))
 	for i := 0; i < 2; i++ {
 		if _, err := a.Round(context.Background(), llm.RoundOptions{}, nil); err != nil {
 			t.Fatal(err)
@@ -257,12 +258,12 @@ func TestNoEncryptedReasoningForModelsThatDoNotReason(t *testing.T) {
 		{"openai", "gpt-5", true},
 		{"other", "gpt-4o", true},
 	} {
-		srv := newReplayServer(t, []exchange{{status: 200, contentType: "text/event-stream", body: []byte(answer(textItem))}})
-		a := New(llm.Provider{Kind: tt.kind, BaseURL: srv.URL + "/", Model: tt.model, Caps: caps}, llm.Request{}, loopbackTransport(t))
+		srv := llmtest.NewReplayServer(t, []llmtest.Exchange{{Status: 200, ContentType: "text/event-stream", Body: []byte(answer(textItem))}})
+		a := New(llm.Provider{Kind: tt.kind, BaseURL: srv.URL + "/", Model: tt.model, Caps: caps}, llm.Request{}, llmtest.LoopbackTransport(t))
 		if _, err := a.Round(context.Background(), llm.RoundOptions{}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Contains(string(srv.body(0)), includeEncrypted); got != tt.want {
+		if got := strings.Contains(string(srv.Body(0)), includeEncrypted); got != tt.want {
 			t.Errorf("%s %s: include sent %v, want %v", tt.kind, tt.model, got, tt.want)
 		}
 	}
@@ -274,7 +275,7 @@ func TestHTTPErrorIsReturned(t *testing.T) {
 		w.Write([]byte(`{"error":{"message":"Incorrect API key provided"}}`))
 	}))
 	defer srv.Close()
-	a := New(llm.Provider{BaseURL: srv.URL + "/", APIKey: "bad"}, llm.Request{}, loopbackTransport(t))
+	a := New(llm.Provider{BaseURL: srv.URL + "/", APIKey: "bad"}, llm.Request{}, llmtest.LoopbackTransport(t))
 	_, err := a.Round(context.Background(), llm.RoundOptions{}, nil)
 	var he *llm.HTTPError
 	if !errors.As(err, &he) || he.StatusCode != 401 || !strings.Contains(err.Error(), "Incorrect API key") {
@@ -293,7 +294,7 @@ func TestRecording(t *testing.T) {
 	if _, err := a.Round(context.Background(), llm.RoundOptions{IncludeTools: true}, nil); err != nil {
 		t.Fatal(err)
 	}
-	items := inputItems(t, srv.body(1))
+	items := inputItems(t, srv.Body(1))
 	var types []string
 	for _, it := range items {
 		types = append(types, it.Type+it.Role)
@@ -313,7 +314,7 @@ func TestWholeJSONAnswer(t *testing.T) {
 		w.Write([]byte(`{"id":"r","status":"completed","output":[` + textItem + `],"usage":{"input_tokens":3,"output_tokens":4}}`))
 	}))
 	defer srv.Close()
-	a := New(llm.Provider{BaseURL: srv.URL + "/"}, llm.Request{}, loopbackTransport(t))
+	a := New(llm.Provider{BaseURL: srv.URL + "/"}, llm.Request{}, llmtest.LoopbackTransport(t))
 	var got strings.Builder
 	round, err := a.Round(context.Background(), llm.RoundOptions{}, func(s string) { got.WriteString(s) })
 	if err != nil {
@@ -324,26 +325,9 @@ func TestWholeJSONAnswer(t *testing.T) {
 	}
 }
 
-// hangingServer sends head, then nothing, until the test ends.
-func hangingServer(t *testing.T, head string) *httptest.Server {
-	t.Helper()
-	done := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Write([]byte(head))
-		w.(http.Flusher).Flush()
-		select {
-		case <-done:
-		case <-r.Context().Done():
-		}
-	}))
-	t.Cleanup(func() { close(done); srv.Close() })
-	return srv
-}
-
 func TestIdleStream(t *testing.T) {
-	srv := hangingServer(t, sse(`{"type":"response.output_text.delta","delta":"Hel"}`))
-	a := NewWithOptions(llm.Provider{BaseURL: srv.URL + "/"}, llm.Request{}, loopbackTransport(t), Options{IdleTimeout: 100 * time.Millisecond})
+	srv := llmtest.HangingServer(t, llmtest.SSE(`{"type":"response.output_text.delta","delta":"Hel"}`))
+	a := NewWithOptions(llm.Provider{BaseURL: srv.URL + "/"}, llm.Request{}, llmtest.LoopbackTransport(t), Options{IdleTimeout: 100 * time.Millisecond})
 	var got strings.Builder
 	_, err := a.Round(context.Background(), llm.RoundOptions{}, func(s string) { got.WriteString(s) })
 	if !errors.Is(err, ErrIdle) {
@@ -355,8 +339,8 @@ func TestIdleStream(t *testing.T) {
 }
 
 func TestCancelMidStream(t *testing.T) {
-	srv := hangingServer(t, sse(`{"type":"response.output_text.delta","delta":"Hel"}`))
-	a := New(llm.Provider{BaseURL: srv.URL + "/"}, llm.Request{}, loopbackTransport(t))
+	srv := llmtest.HangingServer(t, llmtest.SSE(`{"type":"response.output_text.delta","delta":"Hel"}`))
+	a := New(llm.Provider{BaseURL: srv.URL + "/"}, llm.Request{}, llmtest.LoopbackTransport(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err := a.Round(ctx, llm.RoundOptions{}, func(string) { cancel() })
 	if !errors.Is(err, context.Canceled) {

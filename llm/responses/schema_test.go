@@ -9,65 +9,44 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gopkg.in/yaml.v3"
 
+	"github.com/stewardhq/steward/internal/llmtest"
 	"github.com/stewardhq/steward/internal/testenv"
 	"github.com/stewardhq/steward/llm"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden request files")
 
-var (
-	schemaOnce sync.Once
-	schema     *jsonschema.Schema
-	schemaErr  error
-)
-
-// createResponseSchema compiles CreateResponse from OpenAI's published
+// requestSchema is CreateResponse from OpenAI's published
 // OpenAPI document, $refs resolved within the document. The document uses
 // the 2019-09 keywords $recursiveAnchor/$recursiveRef in two filter
 // schemas, which draft 2020-12 does not know; they are rewritten to the
 // equivalent plain $ref to the schema itself.
-func createResponseSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	schemaOnce.Do(func() {
+var requestSchema = &llmtest.Schema{
+	Name:     "CreateResponse",
+	Resource: "openai-openapi.json",
+	Load: func(t testing.TB) (any, string, error) {
 		path := filepath.Join(testenv.SharedDir(t), "peers", "specs", "openai-openapi.yaml")
 		b, err := os.ReadFile(path)
 		if err != nil {
-			schemaErr = err
-			return
+			return nil, "", err
 		}
 		var doc any
 		if err := yaml.Unmarshal(b, &doc); err != nil {
-			schemaErr = err
-			return
+			return nil, "", err
 		}
 		replaceRecursiveRefs(doc)
 		j, err := json.Marshal(doc)
 		if err != nil {
-			schemaErr = err
-			return
+			return nil, "", err
 		}
 		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(j))
-		if err != nil {
-			schemaErr = err
-			return
-		}
-		c := jsonschema.NewCompiler()
-		if err := c.AddResource("mem://openai-openapi.json", v); err != nil {
-			schemaErr = err
-			return
-		}
-		schema, schemaErr = c.Compile("mem://openai-openapi.json#/components/schemas/CreateResponse")
-	})
-	if schemaErr != nil {
-		t.Fatalf("compiling CreateResponse: %v", schemaErr)
-	}
-	return schema
+		return v, "#/components/schemas/CreateResponse", err
+	},
 }
 
 func replaceRecursiveRefs(doc any) {
@@ -99,15 +78,6 @@ func replaceRecursiveRefs(doc any) {
 	}
 }
 
-func validate(t *testing.T, body []byte) error {
-	t.Helper()
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	return createResponseSchema(t).Validate(inst)
-}
-
 // The validator must be able to say no, or its yes means nothing.
 func TestSchemaRejectsBadBodies(t *testing.T) {
 	for _, body := range []string{
@@ -116,23 +86,10 @@ func TestSchemaRejectsBadBodies(t *testing.T) {
 		`{"model":"gpt-4o","input":"hi","include":["not.a.thing"]}`,
 		`{"model":"gpt-4o","input":"hi","tools":[{"type":"function","function":{"name":"x"}}]}`,
 	} {
-		if err := validate(t, []byte(body)); err == nil {
+		if err := requestSchema.Validate(t, []byte(body)); err == nil {
 			t.Errorf("CreateResponse accepted %s", body)
 		}
 	}
-}
-
-// sse frames events as "event: <type>\ndata: <json>\n\n".
-func sse(events ...string) string {
-	var b strings.Builder
-	for _, e := range events {
-		var head struct {
-			Type string `json:"type"`
-		}
-		json.Unmarshal([]byte(e), &head)
-		fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", head.Type, e)
-	}
-	return b.String()
 }
 
 // answer streams a response whose output are items (JSON objects); text
@@ -157,7 +114,7 @@ func answer(items ...string) string {
 		evs = append(evs, fmt.Sprintf(`{"type":"response.output_item.done","output_index":%d,"item":%s}`, i, it))
 	}
 	evs = append(evs, fmt.Sprintf(`{"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[%s],"usage":{"input_tokens":10,"output_tokens":5,"input_tokens_details":{"cached_tokens":2},"output_tokens_details":{"reasoning_tokens":3}}}}`, strings.Join(items, ",")))
-	return sse(evs...)
+	return llmtest.SSE(evs...)
 }
 
 const (
@@ -214,24 +171,24 @@ var hosts = []struct {
 // loopback server and returns the last request it sent.
 func runScenario(t *testing.T, sc scenario, model string, caps llm.Capabilities) []byte {
 	t.Helper()
-	var exs []exchange
+	var exs []llmtest.Exchange
 	for i, items := range sc.answers {
 		if i == 0 && caps.Reasoning == llm.ReasoningResponsesItems {
 			// A reasoning model thinks before it calls.
 			items = append([]string{reasoningItem}, items...)
 		}
-		exs = append(exs, exchange{status: 200, contentType: "text/event-stream", body: []byte(answer(items...))})
+		exs = append(exs, llmtest.Exchange{Status: 200, ContentType: "text/event-stream", Body: []byte(answer(items...))})
 	}
-	srv := newReplayServer(t, exs)
+	srv := llmtest.NewReplayServer(t, exs)
 	p := llm.Provider{Kind: "openai", BaseURL: srv.URL + "/v1/", APIKey: "k", Model: "ignored", Caps: caps}
-	a := New(p, scenarioRequest(model), loopbackTransport(t))
+	a := New(p, scenarioRequest(model), llmtest.LoopbackTransport(t))
 	ctx := context.Background()
 	round, err := a.Round(ctx, llm.RoundOptions{IncludeTools: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(sc.answers) == 1 {
-		return srv.body(0)
+		return srv.Body(0)
 	}
 	a.RecordAssistantTurn()
 	for _, c := range round.Calls {
@@ -248,7 +205,7 @@ func runScenario(t *testing.T, sc scenario, model string, caps llm.Capabilities)
 	if _, err := a.Round(ctx, opts, nil); err != nil {
 		t.Fatal(err)
 	}
-	return srv.body(1)
+	return srv.Body(1)
 }
 
 // TestRequestsValidateAndMatchGolden builds the request of every scenario
@@ -259,28 +216,10 @@ func TestRequestsValidateAndMatchGolden(t *testing.T) {
 		for _, sc := range scenarios {
 			t.Run(h.name+"/"+sc.name, func(t *testing.T) {
 				body := runScenario(t, sc, h.model, h.caps)
-				if err := validate(t, body); err != nil {
+				if err := requestSchema.Validate(t, body); err != nil {
 					t.Fatalf("request does not validate against CreateResponse: %v\n%s", err, body)
 				}
-				var pretty bytes.Buffer
-				if err := json.Indent(&pretty, body, "", "  "); err != nil {
-					t.Fatal(err)
-				}
-				pretty.WriteByte('\n')
-				path := filepath.Join("testdata", "golden", h.name, sc.name+".json")
-				if *update {
-					os.MkdirAll(filepath.Dir(path), 0o755)
-					if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run with -update to create it)", err)
-				}
-				if !bytes.Equal(pretty.Bytes(), want) {
-					t.Errorf("request differs from %s:\n%s", path, pretty.Bytes())
-				}
+				llmtest.CheckGolden(t, filepath.Join("testdata", "golden", h.name, sc.name+".json"), body, *update)
 			})
 		}
 	}
