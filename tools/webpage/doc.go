@@ -10,5 +10,9 @@
 // conversation. It never repeats a refused address in a refusal or a log,
 // never reaches a private host that is not on the allowlist, and never
 // reaches an allowed private host for a provider below HIGH confidence.
+// With the setting useOsSignIn ON it hands web.Service the operating-system
+// sign-in, which that service sends only over HTTPS to the requested host
+// and port when all its addresses are private and allow-listed; this tool
+// never allows it for a public host.
 // It opens no connection itself; every request goes through web.Service.
 package webpage

@@ -2,6 +2,8 @@ package webpage
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"log/slog"
 	"net"
@@ -26,6 +28,7 @@ type netSim struct {
 	t      testing.TB
 	srv    *httptest.Server
 	port   string
+	scheme string // http, or https for newNetSimTLS
 	mu     sync.Mutex
 	hosts  map[string]string // name → IP
 	looked map[string]int
@@ -34,7 +37,18 @@ type netSim struct {
 
 func newNetSim(t testing.TB, h http.Handler) *netSim {
 	t.Helper()
-	srv := httptest.NewServer(h)
+	return startNetSim(t, httptest.NewServer(h), "http")
+}
+
+// newNetSimTLS is newNetSim with an HTTPS test server, whose certificate
+// is valid for example.com and its subdomains.
+func newNetSimTLS(t testing.TB, h http.Handler) *netSim {
+	t.Helper()
+	return startNetSim(t, httptest.NewTLSServer(h), "https")
+}
+
+func startNetSim(t testing.TB, srv *httptest.Server, scheme string) *netSim {
+	t.Helper()
 	t.Cleanup(srv.Close)
 	u, err := url.Parse(srv.URL)
 	if err != nil {
@@ -43,7 +57,7 @@ func newNetSim(t testing.TB, h http.Handler) *netSim {
 	if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
 		t.Fatalf("test server is not on loopback: %s", srv.URL)
 	}
-	return &netSim{t: t, srv: srv, port: u.Port(), hosts: map[string]string{}, looked: map[string]int{}}
+	return &netSim{t: t, srv: srv, port: u.Port(), scheme: scheme, hosts: map[string]string{}, looked: map[string]int{}}
 }
 
 // host adds a made-up name with its made-up address.
@@ -55,7 +69,7 @@ func (n *netSim) host(name, ip string) {
 
 // url is an address on a made-up host, served by the test server.
 func (n *netSim) url(host, path string) string {
-	return "http://" + net.JoinHostPort(host, n.port) + path
+	return n.scheme + "://" + net.JoinHostPort(host, n.port) + path
 }
 
 func (n *netSim) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
@@ -105,12 +119,18 @@ func (n *netSim) dials() int {
 }
 
 func (n *netSim) service() *web.Service {
-	return web.NewService(web.ServiceOptions{
+	o := web.ServiceOptions{
 		Resolver: n,
 		Dial:     n.dial,
 		Logger:   discard(),
 		Now:      func() time.Time { return time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC) },
-	})
+	}
+	if n.scheme == "https" {
+		pool := x509.NewCertPool()
+		pool.AddCert(n.srv.Certificate())
+		o.TLSConfig = &tls.Config{RootCAs: pool}
+	}
+	return web.NewService(o)
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -19,6 +19,7 @@ const (
 	SettingMaxContentCharacters = "maxContentCharacters"
 	SettingAllowedPrivateHosts  = "allowedPrivateHosts"
 	SettingFreeAddressChoice    = "freeAddressChoice"
+	SettingUseOsSignIn          = "useOsSignIn"
 )
 
 // Defaults and maximums of the numeric settings.
@@ -35,12 +36,19 @@ const (
 	FreeChoiceOn  = "ON"
 )
 
+// The values of the operating-system sign-in setting.
+const (
+	OsSignInOff = "OFF"
+	OsSignInOn  = "ON"
+)
+
 // config is the parsed settings of one call or one validation.
 type config struct {
 	timeout    time.Duration
 	maxChars   int
 	allowed    []hostPattern
 	freeChoice bool
+	osSignIn   bool
 }
 
 // hostPattern is one entry of the private-host allowlist.
@@ -87,6 +95,13 @@ func parseConfig(s tool.Settings) (config, error) {
 		c.freeChoice = true
 	default:
 		errs = append(errs, fmt.Errorf("setting %s must be %s or %s (exactly, in capitals); it is read as %s until corrected", SettingFreeAddressChoice, FreeChoiceOff, FreeChoiceOn, FreeChoiceOff))
+	}
+	switch v := s.Get(SettingUseOsSignIn); strings.TrimSpace(v) {
+	case "", OsSignInOff:
+	case OsSignInOn:
+		c.osSignIn = true
+	default:
+		errs = append(errs, fmt.Errorf("setting %s must be %s or %s (exactly, in capitals); it is read as %s until corrected", SettingUseOsSignIn, OsSignInOff, OsSignInOn, OsSignInOff))
 	}
 	return c, errors.Join(errs...)
 }

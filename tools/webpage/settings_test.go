@@ -75,6 +75,9 @@ func TestValidateConfiguration(t *testing.T) {
 		{"free choice lower case", tool.Settings{SettingFreeAddressChoice: "on"}, "must be OFF or ON"},
 		{"free choice old name", tool.Settings{SettingFreeAddressChoice: "BRAVE"}, "read as OFF"},
 		{"allowlist", tool.Settings{SettingAllowedPrivateHosts: "http://x"}, "allowedPrivateHosts"},
+		{"sign-in OFF", tool.Settings{SettingUseOsSignIn: OsSignInOff}, ""},
+		{"sign-in lower case", tool.Settings{SettingUseOsSignIn: "on"}, "useOsSignIn must be OFF or ON"},
+		{"sign-in ON without a sign-in in this installation", tool.Settings{SettingUseOsSignIn: OsSignInOn}, "offers no operating-system sign-in"},
 	}
 	for _, c := range cases {
 		err := tl.ValidateConfiguration(context.Background(), c.s)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -49,6 +50,10 @@ type Deps struct {
 	// private host that was not read because the provider's confidence is
 	// below HIGH, so the application can tell the user why.
 	OnPrivateHostBlocked func(host string)
+	// SignIn returns the operating-system sign-in (web/kerberos on Unix),
+	// used only when the setting useOsSignIn is ON. Nil means this
+	// installation has none; an error says why it cannot be used.
+	SignIn func() (web.SignIn, error)
 }
 
 // Tool is read_web_page.
@@ -96,6 +101,11 @@ func Definition() tool.Definition {
 			{Name: SettingFreeAddressChoice, Title: "Free address choice", Type: "string", Default: FreeChoiceOff, Enum: []string{FreeChoiceOff, FreeChoiceOn},
 				Description: "OFF: the model reads only addresses given word for word in the conversation (system prompt, user messages and their documents, tool results). " +
 					"ON: it may also read addresses it chose itself."},
+			{Name: SettingUseOsSignIn, Title: "Operating-system sign-in", Type: "string", Default: OsSignInOff, Enum: []string{OsSignInOff, OsSignInOn},
+				Description: "OFF: pages are read without signing in. ON: when an allowed private host asks for it, the tool signs in as the user " +
+					"with the operating-system sign-in (Kerberos, the ticket from kinit or the system's login, read from a FILE ticket cache). " +
+					"Only over HTTPS, only to the host and port of the address asked for (never after a redirect to another host), " +
+					"only when all the host's addresses are private and it is on the allowed private hosts, and only for providers with HIGH confidence (or trusted by configuration)."},
 		}},
 		VisibleIn:                tool.DefaultVisibility(),
 		Activation:               tool.Selection,
@@ -115,10 +125,30 @@ func (*Tool) EnforcesOutboundRestriction() bool { return true }
 // ReturnsUntrustedContent is true: pages are written by others.
 func (*Tool) ReturnsUntrustedContent() bool { return true }
 
-// ValidateConfiguration checks every setting.
-func (*Tool) ValidateConfiguration(_ context.Context, s tool.Settings) error {
-	_, err := parseConfig(s)
+// ValidateConfiguration checks every setting, and that the
+// operating-system sign-in can be used when it is ON.
+func (t *Tool) ValidateConfiguration(_ context.Context, s tool.Settings) error {
+	c, err := parseConfig(s)
+	if err != nil || !c.osSignIn {
+		return err
+	}
+	_, err = t.signIn()
 	return err
+}
+
+// signIn returns the operating-system sign-in of the installation.
+func (t *Tool) signIn() (web.SignIn, error) {
+	if t.deps.SignIn == nil {
+		return nil, fmt.Errorf("setting %s is ON, but this installation offers no operating-system sign-in; set it to %s", SettingUseOsSignIn, OsSignInOff)
+	}
+	si, err := t.deps.SignIn()
+	if err != nil {
+		return nil, fmt.Errorf("setting %s is ON, but the operating-system sign-in cannot be used: %w", SettingUseOsSignIn, err)
+	}
+	if si == nil {
+		return nil, fmt.Errorf("setting %s is ON, but this installation offers no operating-system sign-in; set it to %s", SettingUseOsSignIn, OsSignInOff)
+	}
+	return si, nil
 }
 
 // wiki returns the configured wiki base, if any.
@@ -300,9 +330,28 @@ func (t *Tool) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecCon
 	if stayInWiki {
 		opts.IsTargetAllowed = func(u *url.URL) bool { return insideWiki(wiki, u) }
 	}
+	var signInErr error
+	if cfg.osSignIn {
+		// The web package decides hop by hop whether the sign-in may be
+		// sent: https, the first request's host and port, all addresses
+		// private and allow-listed, HIGH confidence. Public hosts never
+		// get it from this tool.
+		// A sign-in that cannot be used does not stop pages that need none;
+		// a page that asks for one then fails with the reason.
+		if si, err := t.signIn(); err != nil {
+			signInErr = err
+			t.log.Warn("read_web_page: the operating-system sign-in cannot be used", "error", err.Error())
+		} else {
+			opts.SignIn = si
+		}
+	}
 	t.log.Debug("read_web_page: reading", "url", web.RedactURL(target), "given", given, "wiki", inWiki)
 	page, err := t.deps.Web.Retrieve(ctx, addr, opts)
 	if err != nil {
+		var se *web.StatusError
+		if signInErr != nil && errors.As(err, &se) && se.Code == http.StatusUnauthorized {
+			return tool.Result{}, fmt.Errorf("%w; %w", err, signInErr)
+		}
 		return tool.Result{}, t.retrievalError(err, stayInWiki, cfg.timeout)
 	}
 
