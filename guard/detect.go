@@ -77,8 +77,8 @@ func regexRules() []regexRule {
 		},
 		{
 			id: "override.passive", category: Override,
-			triggers: []string{"ignored", "disregarded", "forgotten", "overridden", "revoked"}, before: 120, after: 20,
-			re: regexp.MustCompile(`\b(?:` + priorAdj + `|all) (?:` + instrNoun + `) (?:[a-z']+ ){0,3}?(?:be|been|are|is) (?:now |hereby |henceforth )?(?:ignored|disregarded|forgotten|overridden|revoked)\b`),
+			triggers: []string{"ignored", "disregarded", "forgotten", "overridden", "revoked", "rescinded", "withdrawn", "lifted", "suspended", "cancelled", "canceled", "void"}, before: 120, after: 20,
+			re: regexp.MustCompile(`\b(?:` + priorAdj + `|all) (?:` + instrNoun + `) (?:[a-z']+ ){0,3}?(?:be|been|are|is|were) (?:now |hereby |henceforth )?(?:ignored|disregarded|forgotten|overridden|revoked|rescinded|withdrawn|lifted|suspended|cancel+ed|void)\b`),
 		},
 		{
 			id: "override.addressed", category: Override,
@@ -124,6 +124,11 @@ func regexRules() []regexRule {
 			re: regexp.MustCompile(`\b(?:include|put|insert|embed|encode|add|append|compile|attach|paste) (?:[a-z'-]+ ){0,8}?(?:user's|users'|the user|this chat|the chat|the conversation|your context|your system prompt|your instructions|secret|secrets|api key|password|passwords|credentials|token|phone numbers?|addresses|emails|e-mails|messages|history)(?: [a-z'-]+){0,10}? (?:into|in|to|inside) (?:a |an |the |this |your |that )?(?:image |markdown |hidden |tracking )?(?:link|url|image|query|address|answer|reply|response|code block|request)\b`),
 		},
 		{
+			id: "exfiltration.as_parameters", category: Exfiltration,
+			triggers: []string{"parameter", "parameters", "query string", "query parameters"}, before: 80, after: 60,
+			re: regexp.MustCompile(`\b(?:add|append|attach|put|include|encode|pass|send) (?:them|it|this|these|those|the (?:results?|data|details|values?|answers?|addresses|numbers)) (?:[a-z']+ ){0,3}?as (?:url |query |get )?(?:parameters?|query string|query parameters) (?:to|of|in|on) (?:https?://|the (?:url|link|address|site)|this (?:url|link|address|site))`),
+		},
+		{
 			id: "exfiltration.secret_from_context", category: Exfiltration,
 			triggers: []string{"secret", "api", "password", "credentials", "token", "key"}, after: 120,
 			re: regexp.MustCompile(`\b(?:secret key|secret|api key|api keys|password|passwords|credentials|access token|token|key)s? (?:from|in|of|stored in|inside) (?:your|the) (?:context|system prompt|instructions|memory|configuration|environment|conversation|chat history|tools?)\b`),
@@ -150,7 +155,7 @@ func regexRules() []regexRule {
 			id: "markup_evasion.hidden_style", category: MarkupEvasion,
 			requires: []string{">"},
 			triggers: []string{"display", "visibility", "font-size", "opacity", "color"}, after: 800,
-			re:       regexp.MustCompile(`\b(?:display ?: ?none|visibility ?: ?hidden|font-size ?: ?0(?:\.[0-9]+)?(?:px|pt|em|rem)?\b|opacity ?: ?0(?:\.0+)?\b|color ?: ?(?:white|#fff(?:fff)?|transparent|rgba\([0-9, ]+, ?0\)))[^<>]{0,200}>([^<]{1,600})`),
+			re:       regexp.MustCompile(`\b(?:display ?: ?none|visibility ?: ?hidden|font-size ?: ?(?:0(?:\.[0-9]+)?(?:px|pt|em|rem)?|[12](?:\.[0-9]+)?(?:px|pt))\b|opacity ?: ?0(?:\.0+)?\b|color ?: ?(?:white|#fff\b|#f[a-f0-9]f[a-f0-9]f[a-f0-9]|transparent|rgba\([0-9, ]+, ?0\)|rgb\(2[45][0-9], ?2[45][0-9], ?2[45][0-9]\)))[^<>]{0,200}>([^<]{1,600})`),
 			keywords: regexp.MustCompile(`\b(?:ai|assistant|assistants|language model|llm|llms|chatgpt|claude|instructions?|prompt|ignore|disregard|summar(?:y|ize|ise))\b`),
 		},
 		{
@@ -375,6 +380,16 @@ func opensSentence(fold []byte, p int) bool {
 	i := p
 	for i > 0 && fold[i-1] == ' ' {
 		i--
+	}
+	// A salutation may stand before the name: "Dear assistant, …".
+	for _, w := range []string{"dear", "hey", "hi", "hello", "attention", "to", "note to"} {
+		if i >= len(w) && string(fold[i-len(w):i]) == w && (i == len(w) || !isWordByte(fold[i-len(w)-1])) {
+			i -= len(w)
+			for i > 0 && fold[i-1] == ' ' {
+				i--
+			}
+			break
+		}
 	}
 	if i == 0 {
 		return true

@@ -12,7 +12,7 @@ import (
 
 func filterOne(t *testing.T, s string) Outcome {
 	t.Helper()
-	return New(Options{}).FilterText(context.Background(), Source{Kind: WebContent, Label: "test"}, s)
+	return New(Options{Logger: quiet}).FilterText(context.Background(), Source{Kind: WebContent, Label: "test"}, s)
 }
 
 func rules(o Outcome) []string {

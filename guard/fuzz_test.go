@@ -64,7 +64,7 @@ func FuzzFilter(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s)
 	}
-	flt := New(Options{})
+	flt := New(Options{Logger: quiet})
 	f.Fuzz(func(t *testing.T, s string) {
 		o := flt.FilterText(context.Background(), Source{Kind: WebContent, Label: "fuzz"}, s)
 		markers := strings.Count(o.Text, Marker)

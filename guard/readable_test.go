@@ -54,7 +54,7 @@ func TestReadableView(t *testing.T) {
 // A match on the readable view must cover the whole escape sequences it came
 // from, so no half escape stays in the text.
 func TestMatchMapsOntoWholeEscapes(t *testing.T) {
-	f := New(Options{})
+	f := New(Options{Logger: quiet})
 	tests := []struct {
 		name, in, mustNotContain string
 	}{

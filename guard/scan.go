@@ -140,10 +140,14 @@ func (v *view) sentence(m span) span {
 }
 
 // renderSnippet writes orig[s] for a report: escapes decoded, invisible
-// characters shown as <U+XXXX>, whitespace collapsed.
+// characters shown as <U+XXXX>, whitespace collapsed. space tells whether
+// the text before ended in a space.
 func renderSnippet(orig string, s span) []rune {
-	var out []rune
-	space := true
+	out, _ := renderInto(nil, orig, s, true)
+	return []rune(strings.TrimSpace(string(out)))
+}
+
+func renderInto(out []rune, orig string, s span, space bool) ([]rune, bool) {
 	for i := s.start; i < s.end && i < len(orig); {
 		r, n, _ := decodeAt(orig, i)
 		i += n
@@ -161,7 +165,7 @@ func renderSnippet(orig string, s span) []rune {
 			space = false
 		}
 	}
-	return []rune(strings.TrimSpace(string(out)))
+	return out, space
 }
 
 func (sc *scan) snippet(orig string, f found) string {
@@ -169,18 +173,19 @@ func (sc *scan) snippet(orig string, f found) string {
 		return truncateRunes([]rune(f.snippet), MaxSnippet)
 	}
 	sent := sc.view.sentence(f.match)
-	before := renderSnippet(orig, span{sent.start, f.match.start})
-	rest := renderSnippet(orig, span{f.match.start, sent.end})
-	if len(before)+len(rest)+1 <= MaxSnippet {
-		if len(before) == 0 {
-			return string(rest)
-		}
-		return string(before) + " " + string(rest)
+	before, space := renderInto(nil, orig, span{sent.start, f.match.start}, true)
+	rest, _ := renderInto(nil, orig, span{f.match.start, sent.end}, space)
+	for len(before) > 0 && before[0] == ' ' {
+		before = before[1:]
 	}
-	keep := min(len(before), 60)
-	if keep > 0 {
-		head := "…" + string(before[len(before)-keep:]) + " "
-		return truncateRunes([]rune(head+string(rest)), MaxSnippet)
+	for len(rest) > 0 && rest[len(rest)-1] == ' ' {
+		rest = rest[:len(rest)-1]
+	}
+	if len(before)+len(rest) <= MaxSnippet {
+		return string(before) + string(rest)
+	}
+	if keep := min(len(before), 60); keep > 0 {
+		return truncateRunes([]rune("…"+string(before[len(before)-keep:])+string(rest)), MaxSnippet)
 	}
 	return truncateRunes(rest, MaxSnippet)
 }
