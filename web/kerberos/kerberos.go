@@ -114,7 +114,9 @@ func (s *SignIn) Authorize(req *http.Request) error {
 	}
 	defer cl.Destroy()
 	if err := spnego.SetSPNEGOHeader(cl, req, "HTTP/"+host); err != nil {
-		return fmt.Errorf("no Kerberos service ticket for the web server could be obtained: %s", describe(err))
+		// gokrb5 names the principal; the host stays out of the message.
+		msg := strings.ReplaceAll(describe(err), "HTTP/"+host, "the web server's principal")
+		return fmt.Errorf("no Kerberos service ticket for the web server could be obtained: %s", msg)
 	}
 	return nil
 }
