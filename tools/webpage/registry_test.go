@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/webtest"
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/registry"
 	"github.com/stewardhq/steward/tool"
@@ -17,7 +18,7 @@ import (
 func TestRegistryOffers(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
-	var rep reports
+	var rep webtest.Reports
 	cases := []struct {
 		name    string
 		wiki    bool
@@ -31,7 +32,7 @@ func TestRegistryOffers(t *testing.T) {
 		{"wiki only without wiki", false, wikiOnly, false, ""},
 	}
 	for _, c := range cases {
-		reg, errs := registry.New(registry.Options{Logger: discard()}, []tool.Tool{s.tool(t, c.wiki, &rep)}, nil)
+		reg, errs := registry.New(registry.Options{Logger: webtest.Discard()}, []tool.Tool{s.tool(t, c.wiki, &rep)}, nil)
 		if len(errs) != 0 {
 			t.Fatalf("registration: %v", errs)
 		}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/webtest"
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/tool"
 	"github.com/stewardhq/steward/web"
@@ -39,17 +40,17 @@ func (r *recordingSignIn) asked() string {
 // intranet serves made-up HTTPS hosts that want the Negotiate sign-in and
 // records which hosts ever received an Authorization header.
 type intranet struct {
-	sim    *netSim
+	sim    *webtest.Net
 	mu     sync.Mutex
 	authed map[string]bool
 }
 
 func newIntranet(t *testing.T) *intranet {
 	in := &intranet{authed: map[string]bool{}}
-	in.sim = newNetSimTLS(t, http.HandlerFunc(in.serve))
-	in.sim.host("intranet.example.com", "10.1.2.3")
-	in.sim.host("other.example.com", "10.1.2.4")
-	in.sim.host("www.example.com", "93.184.215.14")
+	in.sim = webtest.NewTLSNet(t, http.HandlerFunc(in.serve))
+	in.sim.Host("intranet.example.com", "10.1.2.3")
+	in.sim.Host("other.example.com", "10.1.2.4")
+	in.sim.Host("www.example.com", "93.184.215.14")
 	return in
 }
 
@@ -65,7 +66,7 @@ func (in *intranet) serve(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/open":
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, htmlPage("Canteen menu", "Open to all", "Facilities", longText(1200)))
+		fmt.Fprint(w, htmlPage("Canteen menu", "Open to all", "Facilities", webtest.LongText(1200)))
 		return
 	case "/refuse":
 		signedIn = false
@@ -77,10 +78,10 @@ func (in *intranet) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.URL.Path {
 	case "/leave":
-		http.Redirect(w, r, in.sim.url("other.example.com", "/handbook"), http.StatusFound)
+		http.Redirect(w, r, in.sim.URL("other.example.com", "/handbook"), http.StatusFound)
 	default:
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, htmlPage("Staff handbook", "Internal", "HR", longText(1500)))
+		fmt.Fprint(w, htmlPage("Staff handbook", "Internal", "HR", webtest.LongText(1500)))
 	}
 }
 
@@ -134,8 +135,8 @@ func TestOsSignIn(t *testing.T) {
 			t.Parallel()
 			in := newIntranet(t)
 			rec := &recordingSignIn{}
-			var rep reports
-			deps := Deps{Web: in.sim.service(), Guard: newFilter(&rep), Logger: discard()}
+			var rep webtest.Reports
+			deps := Deps{Web: in.sim.Service(), Guard: webtest.NewFilter(&rep), Logger: webtest.Discard()}
 			if !c.noSignIn {
 				deps.SignIn = func() (web.SignIn, error) {
 					if c.signInErr != nil {
@@ -145,7 +146,7 @@ func TestOsSignIn(t *testing.T) {
 				}
 			}
 			tl := New(deps)
-			args, _ := json.Marshal(map[string]string{ArgURL: in.sim.url(c.host, c.path)})
+			args, _ := json.Marshal(map[string]string{ArgURL: in.sim.URL(c.host, c.path)})
 			res, err := tl.Execute(context.Background(), args, tool.ExecContext{
 				Definition: tl.Definition(), Settings: c.settings, ProviderConfidence: c.confidence, Chat: threadWith("", policy.OutboundRequirement{}),
 			})
@@ -163,7 +164,7 @@ func TestOsSignIn(t *testing.T) {
 				if c.signInErr != nil && !strings.Contains(err.Error(), c.signInErr.Error()) {
 					t.Errorf("error %v does not say why the sign-in could not be used", err)
 				}
-				if strings.Contains(err.Error(), in.sim.port) || strings.Contains(err.Error(), c.host) {
+				if strings.Contains(err.Error(), in.sim.Port()) || strings.Contains(err.Error(), c.host) {
 					t.Errorf("error %v repeats the address", err)
 				}
 			}

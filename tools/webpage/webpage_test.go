@@ -14,6 +14,7 @@ import (
 
 	"github.com/stewardhq/steward/chat"
 	"github.com/stewardhq/steward/guard"
+	"github.com/stewardhq/steward/internal/webtest"
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/tool"
 )
@@ -31,17 +32,17 @@ func htmlPage(title, desc, author, body string) string {
 
 // site serves the made-up hosts of the tests.
 type site struct {
-	sim  *netSim
+	sim  *webtest.Net
 	hits atomic.Int64
 }
 
 func newSite(t *testing.T) *site {
 	s := &site{}
-	s.sim = newNetSim(t, http.HandlerFunc(s.serve))
-	s.sim.host("news.example.com", "93.184.215.14")
-	s.sim.host("other.example.com", "93.184.215.15")
-	s.sim.host("wiki.example.com", "93.184.215.20")
-	s.sim.host("intranet.corp", "10.1.2.3")
+	s.sim = webtest.NewNet(t, http.HandlerFunc(s.serve))
+	s.sim.Host("news.example.com", "93.184.215.14")
+	s.sim.Host("other.example.com", "93.184.215.15")
+	s.sim.Host("wiki.example.com", "93.184.215.20")
+	s.sim.Host("intranet.corp", "10.1.2.3")
 	return s
 }
 
@@ -57,13 +58,13 @@ func (s *site) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch host + r.URL.Path {
 	case "news.example.com/article", "other.example.com/final", "wiki.example.com/confluence/display/OPS/Runbook":
-		html(htmlPage("Harbour report", "Shipping volumes and ferries", "Port Authority", longText(2000)))
+		html(htmlPage("Harbour report", "Shipping volumes and ferries", "Port Authority", webtest.LongText(2000)))
 	case "news.example.com/attack":
-		html(htmlPage(attackTitle, "A page", "Someone", longText(1200)+" "+attackBody+" "+longText(600)))
+		html(htmlPage(attackTitle, "A page", "Someone", webtest.LongText(1200)+" "+attackBody+" "+webtest.LongText(600)))
 	case "news.example.com/moved":
-		http.Redirect(w, r, s.sim.url("other.example.com", "/final"), http.StatusFound)
+		http.Redirect(w, r, s.sim.URL("other.example.com", "/final"), http.StatusFound)
 	case "wiki.example.com/confluence/leave":
-		http.Redirect(w, r, s.sim.url("news.example.com", "/article"), http.StatusFound)
+		http.Redirect(w, r, s.sim.URL("news.example.com", "/article"), http.StatusFound)
 	case "news.example.com/short":
 		html(htmlPage("Short", "", "", "Only a few words here."))
 	case "news.example.com/empty":
@@ -77,25 +78,17 @@ func (s *site) serve(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 		}
 	case "intranet.corp/handbook":
-		html(htmlPage("Staff handbook", "Internal", "HR", longText(1500)))
+		html(htmlPage("Staff handbook", "Internal", "HR", webtest.LongText(1500)))
 	default:
 		http.NotFound(w, r)
 	}
 }
 
-type call struct {
-	settings   tool.Settings
-	confidence policy.Confidence
-	trusted    bool
-	thread     *chat.Thread
-	wiki       bool
-}
-
-func (s *site) tool(t *testing.T, wiki bool, r *reports) *Tool {
+func (s *site) tool(t *testing.T, wiki bool, r *webtest.Reports) *Tool {
 	t.Helper()
-	deps := Deps{Web: s.sim.service(), Guard: newFilter(r), Logger: discard()}
+	deps := Deps{Web: s.sim.Service(), Guard: webtest.NewFilter(r), Logger: webtest.Discard()}
 	if wiki {
-		base, err := url.Parse(s.sim.url("wiki.example.com", "/confluence"))
+		base, err := url.Parse(s.sim.URL("wiki.example.com", "/confluence"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +114,7 @@ var (
 func TestExecute(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
-	u := s.sim.url
+	u := s.sim.URL
 	on := tool.Settings{SettingFreeAddressChoice: FreeChoiceOn}
 	allow := tool.Settings{SettingAllowedPrivateHosts: "*.example.net; intranet.corp"}
 
@@ -213,9 +206,9 @@ func TestExecute(t *testing.T) {
 		{name: "private host not on the allowlist", settings: on, confidence: policy.High,
 			addr: u("intranet.corp", "/handbook"), want: want{outcome: "blocked", contains: "private network"}},
 		{name: "loopback literal", settings: merge(on, allow), confidence: policy.High,
-			addr: "http://127.0.0.1:" + s.sim.port + "/article", want: want{outcome: "blocked"}},
+			addr: "http://127.0.0.1:" + s.sim.Port() + "/article", want: want{outcome: "blocked"}},
 		{name: "localhost name", settings: merge(on, tool.Settings{SettingAllowedPrivateHosts: "localhost"}), confidence: policy.High,
-			addr: "http://localhost:" + s.sim.port + "/article", want: want{outcome: "blocked"}},
+			addr: "http://localhost:" + s.sim.Port() + "/article", want: want{outcome: "blocked"}},
 
 		// Content
 		{name: "planted attack is neutralized", settings: on,
@@ -247,7 +240,7 @@ func TestExecute(t *testing.T) {
 			if conf == policy.None {
 				conf = policy.Medium
 			}
-			var rep reports
+			var rep webtest.Reports
 			tl := s.tool(t, c.wiki, &rep)
 			args, _ := json.Marshal(map[string]string{ArgURL: c.addr})
 			res, err := tl.Execute(context.Background(), args, tool.ExecContext{
@@ -357,7 +350,7 @@ func TestRefusalsNeverReachTheNetwork(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
 	const host = "made-up.example.com"
-	s.sim.host(host, "93.184.215.99")
+	s.sim.Host(host, "93.184.215.99")
 	cases := []struct {
 		name string
 		req  policy.OutboundRequirement
@@ -370,15 +363,15 @@ func TestRefusalsNeverReachTheNetwork(t *testing.T) {
 		{"wiki only without wiki", wikiOnly, false, tool.Settings{SettingFreeAddressChoice: FreeChoiceOn}},
 	}
 	for _, c := range cases {
-		var rep reports
+		var rep webtest.Reports
 		tl := s.tool(t, c.wiki, &rep)
-		args, _ := json.Marshal(map[string]string{ArgURL: s.sim.url(host, "/secret?q=mail-content")})
+		args, _ := json.Marshal(map[string]string{ArgURL: s.sim.URL(host, "/secret?q=mail-content")})
 		_, err := tl.Execute(context.Background(), args, tool.ExecContext{Settings: c.set, ProviderConfidence: policy.High, Chat: threadWith("", c.req)})
 		if _, ok := tool.IsBlocked(err); !ok {
 			t.Errorf("%s: want a block, got %v", c.name, err)
 		}
 	}
-	if n := s.sim.lookups(host); n != 0 {
+	if n := s.sim.Lookups(host); n != 0 {
 		t.Errorf("the refused host was resolved %d times; a refusal must come before any lookup", n)
 	}
 }
@@ -404,9 +397,9 @@ func TestResultStatusAndWarnings(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var rep reports
+			var rep webtest.Reports
 			tl := s.tool(t, false, &rep)
-			args, _ := json.Marshal(map[string]string{ArgURL: s.sim.url("news.example.com", c.path)})
+			args, _ := json.Marshal(map[string]string{ArgURL: s.sim.URL("news.example.com", c.path)})
 			res, err := tl.Execute(context.Background(), args, tool.ExecContext{Settings: c.settings, ProviderConfidence: policy.Medium, Chat: threadWith("", policy.OutboundRequirement{})})
 			if err != nil {
 				t.Fatal(err)
@@ -437,9 +430,9 @@ func TestResultStatusAndWarnings(t *testing.T) {
 func TestAttackIsFilteredInEveryField(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
-	var rep reports
+	var rep webtest.Reports
 	tl := s.tool(t, false, &rep)
-	args, _ := json.Marshal(map[string]string{ArgURL: s.sim.url("news.example.com", "/attack")})
+	args, _ := json.Marshal(map[string]string{ArgURL: s.sim.URL("news.example.com", "/attack")})
 	res, err := tl.Execute(context.Background(), args, tool.ExecContext{Settings: tool.Settings{SettingFreeAddressChoice: FreeChoiceOn}, ProviderConfidence: policy.Medium, Chat: threadWith("", policy.OutboundRequirement{})})
 	if err != nil {
 		t.Fatal(err)
@@ -458,15 +451,15 @@ func TestAttackIsFilteredInEveryField(t *testing.T) {
 	if !strings.Contains(content, "harbour authority") {
 		t.Error("the rest of the page was lost; filtering must never reject content")
 	}
-	if rep.count() != 1 {
-		t.Errorf("the filter reported %d times, want once per call", rep.count())
+	if rep.Count() != 1 {
+		t.Errorf("the filter reported %d times, want once per call", rep.Count())
 	}
 }
 
 func TestResolveFunctionAndInstructions(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
-	var rep reports
+	var rep webtest.Reports
 	cases := []struct {
 		name     string
 		wiki     bool
@@ -551,10 +544,10 @@ func TestDeclarations(t *testing.T) {
 func TestPrivateHostBlockIsReported(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
-	var rep reports
+	var rep webtest.Reports
 	var told []string
-	tl := New(Deps{Web: s.sim.service(), Guard: newFilter(&rep), Logger: discard(), OnPrivateHostBlocked: func(h string) { told = append(told, h) }})
-	args, _ := json.Marshal(map[string]string{ArgURL: s.sim.url("intranet.corp", "/handbook")})
+	tl := New(Deps{Web: s.sim.Service(), Guard: webtest.NewFilter(&rep), Logger: webtest.Discard(), OnPrivateHostBlocked: func(h string) { told = append(told, h) }})
+	args, _ := json.Marshal(map[string]string{ArgURL: s.sim.URL("intranet.corp", "/handbook")})
 	set := tool.Settings{SettingFreeAddressChoice: FreeChoiceOn, SettingAllowedPrivateHosts: "intranet.corp"}
 	_, err := tl.Execute(context.Background(), args, tool.ExecContext{Settings: set, ProviderConfidence: policy.Low, Chat: threadWith("", policy.OutboundRequirement{})})
 	if _, ok := tool.IsBlocked(err); !ok {
@@ -563,17 +556,17 @@ func TestPrivateHostBlockIsReported(t *testing.T) {
 	if strings.Join(told, ",") != "intranet.corp" {
 		t.Errorf("told %q, want the host once", told)
 	}
-	if s.sim.dials() != 0 {
-		t.Errorf("%d connections were opened for a refused private host", s.sim.dials())
+	if s.sim.Dials() != 0 {
+		t.Errorf("%d connections were opened for a refused private host", s.sim.Dials())
 	}
 }
 
 func TestPageTimeout(t *testing.T) {
 	t.Parallel()
 	s := newSite(t)
-	var rep reports
+	var rep webtest.Reports
 	tl := s.tool(t, false, &rep)
-	args, _ := json.Marshal(map[string]string{ArgURL: s.sim.url("news.example.com", "/slow")})
+	args, _ := json.Marshal(map[string]string{ArgURL: s.sim.URL("news.example.com", "/slow")})
 	set := tool.Settings{SettingFreeAddressChoice: FreeChoiceOn, SettingTimeoutSeconds: "1"}
 	_, err := tl.Execute(context.Background(), args, tool.ExecContext{Settings: set, ProviderConfidence: policy.Medium, Chat: threadWith("", policy.OutboundRequirement{})})
 	if err == nil || !strings.Contains(err.Error(), "timed out after 1 second") {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/internal/webtest"
 	"github.com/stewardhq/steward/tool"
 )
 
@@ -144,18 +145,18 @@ const (
 // world is a test setting: three search services and a made-up web.
 type world struct {
 	t      testing.TB
-	sim    *netSim
+	sim    *webtest.Net
 	searx  *engine
 	brave  *engine
 	tavily *engine
-	rep    *reports
+	rep    *webtest.Reports
 	// inflight and peak count concurrent requests for /busy pages.
 	inflight, peak atomic.Int64
 }
 
 func newWorld(t testing.TB) *world {
-	w := &world{t: t, rep: &reports{}}
-	w.sim = newNetSim(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	w := &world{t: t, rep: &webtest.Reports{}}
+	w.sim = webtest.NewNet(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/busy") {
 			n := w.inflight.Add(1)
 			defer w.inflight.Add(-1)
@@ -169,11 +170,13 @@ func newWorld(t testing.TB) *world {
 		}
 		pages(rw, r)
 	}))
+	// No search result may lead to a private host, whatever it resolves to.
+	w.sim.RefusePrivateDials()
 	for _, h := range []struct{ name, ip string }{
 		{"news.example.com", "93.184.215.14"}, {"other.example.com", "93.184.215.15"}, {"blog.example.org", "93.184.216.34"},
 		{"intranet.example.com", "10.20.30.40"},
 	} {
-		w.sim.host(h.name, h.ip)
+		w.sim.Host(h.name, h.ip)
 	}
 	empty := func(http.ResponseWriter, *http.Request, string) { w.t.Error("unexpected search request") }
 	w.searx = newEngine(t, empty)
@@ -182,7 +185,7 @@ func newWorld(t testing.TB) *world {
 	return w
 }
 
-func (w *world) u(host, path string) string { return w.sim.url(host, path) }
+func (w *world) u(host, path string) string { return w.sim.URL(host, path) }
 
 // settings configures the named services and adds extra.
 func (w *world) settings(services string, extra tool.Settings) tool.Settings {
@@ -205,7 +208,7 @@ func (w *world) settings(services string, extra tool.Settings) tool.Settings {
 }
 
 func (w *world) tool() *Tool {
-	return New(Deps{Web: w.sim.service(), Guard: newFilter(w.rep), HTTP: loopbackClient(w.t), Logger: discard(),
+	return New(Deps{Web: w.sim.Service(), Guard: webtest.NewFilter(w.rep), HTTP: loopbackClient(w.t), Logger: webtest.Discard(),
 		Now: func() time.Time { return time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC) }})
 }
 
@@ -229,7 +232,7 @@ func pages(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	switch {
 	case p == "/attack":
-		html(attackTitle, longText(1500)+" "+attackBody+" "+longText(500))
+		html(attackTitle, webtest.LongText(1500)+" "+attackBody+" "+webtest.LongText(500))
 	case p == "/empty":
 		w.Header().Set("Content-Type", "text/html")
 		fmt.Fprint(w, `<html><head><title>App</title></head><body><div id="root"></div><script>boot()</script></body></html>`)
@@ -239,7 +242,7 @@ func pages(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
-		html("Slow", longText(1000))
+		html("Slow", webtest.LongText(1000))
 	case p == "/moved":
 		http.Redirect(w, r, "http://"+strings.Replace(r.Host, host, "other.example.com", 1)+"/final", http.StatusFound)
 	case p == "/missing":
@@ -247,8 +250,8 @@ func pages(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(p, "/long/"):
 		var n int
 		fmt.Sscanf(strings.TrimPrefix(p, "/long/"), "%d", &n)
-		html("Long "+host+p, longText(n))
+		html("Long "+host+p, webtest.LongText(n))
 	default:
-		html("Page "+host+p, longText(2500))
+		html("Page "+host+p, webtest.LongText(2500))
 	}
 }

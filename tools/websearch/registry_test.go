@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/stewardhq/steward/internal/webtest"
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/registry"
 	"github.com/stewardhq/steward/settings"
@@ -19,7 +20,7 @@ func TestRegistryOffers(t *testing.T) {
 		settings.Key(ID, SettingSearxngBaseURL):  "https://searx.example.org",
 		settings.Key(ID, SettingDefaultLanguage): "en",
 	}}}
-	reg, errs := registry.New(registry.Options{Logger: discard(), Settings: res}, []tool.Tool{New(Deps{})}, nil)
+	reg, errs := registry.New(registry.Options{Logger: webtest.Discard(), Settings: res}, []tool.Tool{New(Deps{})}, nil)
 	if len(errs) != 0 {
 		t.Fatalf("registration: %v", errs)
 	}

@@ -322,7 +322,7 @@ func TestSnippetFallback(t *testing.T) {
 		writeJSON(rw, searxngBody([]res{
 			{w.u("news.example.com", "/good"), "Good", "good snippet", ""},
 			{w.u("intranet.example.com", "/hr"), "Private", "private snippet", ""},
-			{"http://127.0.0.1:" + w.sim.port + "/admin", "Loopback", "loopback snippet", ""},
+			{"http://127.0.0.1:" + w.sim.Port() + "/admin", "Loopback", "loopback snippet", ""},
 			{w.u("news.example.com", "/missing"), "Missing", "missing snippet", ""},
 			{w.u("news.example.com", "/empty"), "Empty", "", ""},
 			{w.u("news.example.com", "/slow"), "Slow", "slow snippet", ""},
@@ -474,8 +474,8 @@ func TestGuardFiltersEveryField(t *testing.T) {
 	if !strings.Contains(out.Results[0].Page.Content, "harbour authority") {
 		t.Error("filtering must keep the rest of the page")
 	}
-	if w.rep.count() != 1 {
-		t.Errorf("the filter reported %d times, want once per search", w.rep.count())
+	if w.rep.Count() != 1 {
+		t.Errorf("the filter reported %d times, want once per search", w.rep.Count())
 	}
 }
 
