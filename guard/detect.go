@@ -42,11 +42,15 @@ type regexRule struct {
 	// requires, when set, lists words of which a window must hold at least
 	// one before the regular expression runs: a cheap first test.
 	requires []string
+	// anchored is re anchored at the window start, for rules whose match
+	// starts at the trigger (before == 0): each trigger then costs one
+	// attempt that usually fails within a few bytes.
+	anchored *regexp.Regexp
 }
 
 // maxWindow caps a merged window, so a requirement is tested near its
 // triggers and not somewhere far away in a long text.
-const maxWindow = 4096
+const maxWindow = 512
 
 // detectors holds the compiled rules. It is built once and only read.
 type detectors struct {
@@ -83,7 +87,7 @@ func regexRules() []regexRule {
 		{
 			id: "override.addressed", category: Override,
 			requires: []string{"must", "should", "need to", "required", "instructed", "will now", "shall", "have to", "has to"},
-			triggers: []string{"ai", "a.i.", "llm", "llms", "assistant", "assistants", "agent", "agents", "model", "models", "chatbot", "chatbots", "chatgpt", "claude", "gpt", "copilot", "gemini"}, before: 40, after: 120,
+			triggers: []string{"ai", "a.i.", "llm", "llms", "assistant", "assistants", "agent", "agents", "model", "models", "chatbot", "chatbots", "chatgpt", "claude", "gpt", "copilot", "gemini"}, before: 4, after: 120,
 			re: regexp.MustCompile(`\b(?:` + aiNames + `)[,:]? (?:[a-z']+ ){0,3}?(?:must|should|need to|are required to|is required to|are instructed to|is instructed to|will now|shall|have to|has to) (?:now |immediately |also |first |instead |always )?(?:ignore|disregard|forget|stop|reveal|send|override|include|tell the user|recommend|output|append|call|visit|execute|exfiltrate|praise|forward|delete)\b`),
 		},
 		{
@@ -172,6 +176,11 @@ func regexRules() []regexRule {
 
 func compile() *detectors {
 	d := &detectors{rules: regexRules(), typo: map[string]string{}}
+	for i := range d.rules {
+		if d.rules[i].before == 0 {
+			d.rules[i].anchored = regexp.MustCompile(`^(?:` + d.rules[i].re.String() + `)`)
+		}
+	}
 	var patterns []string
 	seen := map[string]bool{}
 	spacedSeen := map[string]bool{}
@@ -331,6 +340,25 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 	})
 	for ri, starts := range triggers {
 		r := &d.rules[ri]
+		if r.anchored != nil {
+			lastEnd := -1
+			for _, p := range starts {
+				if p < lastEnd || r.sentenceStart && !opensSentence(v.fold, p) {
+					continue
+				}
+				window := v.fold[p:min(len(v.fold), p+r.after)]
+				if !containsAny(window, r.requires) {
+					continue
+				}
+				loc := r.anchored.FindSubmatchIndex(window)
+				if loc == nil || r.keywords != nil && (len(loc) < 4 || loc[2] < 0 || !r.keywords.Match(window[loc[2]:loc[3]])) {
+					continue
+				}
+				sc.addMatch(v, r.id, r.category, p+loc[0], p+loc[1])
+				lastEnd = p + loc[1]
+			}
+			continue
+		}
 		// Merge the windows around the triggers and scan each merged range
 		// once, so dense triggers cost one linear pass, not one per trigger.
 		for k := 0; k < len(starts); {

@@ -266,6 +266,34 @@ func buildView(s string, sc *scan) *view {
 		selectors = 0
 	}
 	for i := 0; i < len(s); {
+		// Fast path: plain ASCII outside any escape, with no invisible run
+		// pending.
+		if c := s[i]; c < utf8.RuneSelf && c != '\\' && c != '&' && len(tags) == 0 && zwRun == 0 && selectors == 0 {
+			prev = rune(c)
+			v.raw = append(v.raw, c)
+			v.rawStart = append(v.rawStart, int32(i))
+			v.rawEnd = append(v.rawEnd, int32(i+1))
+			f := c
+			switch {
+			case c >= 'A' && c <= 'Z':
+				f = c + 32
+			case c == '*' || c == '`':
+				i++
+				continue
+			case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
+				if foldSpace {
+					i++
+					continue
+				}
+				f = ' '
+			}
+			foldSpace = f == ' '
+			v.fold = append(v.fold, f)
+			v.foldStart = append(v.foldStart, int32(i))
+			v.foldEnd = append(v.foldEnd, int32(i+1))
+			i++
+			continue
+		}
 		r, n, esc := decodeAt(s, i)
 		u := span{i, i + n}
 		cls := invisibleClass(r)
