@@ -83,13 +83,53 @@ func freeLoopbackPort(t *testing.T) string {
 }
 
 // startRealm creates the realm's database and principals, starts krb5kdc on
-// loopback (stopped by its PID when the test ends) and signs alice in to a
-// FILE ticket cache with kinit.
+// a loopback port (stopped by its PID when the test ends) and signs alice
+// in to a FILE ticket cache with kinit. The first principal in services
+// goes into the web server's keytab.
 func startRealm(t *testing.T, tools map[string]string, services ...string) *realm {
 	t.Helper()
 	dir := t.TempDir()
-	r := &realm{dir: dir, conf: filepath.Join(dir, "krb5.conf"), kdcConf: filepath.Join(dir, "kdc.conf"),
-		ccache: filepath.Join(dir, "ccache"), port: freeLoopbackPort(t)}
+	r := &realm{dir: dir, conf: filepath.Join(dir, "krb5.conf"), kdcConf: filepath.Join(dir, "kdc.conf"), ccache: filepath.Join(dir, "ccache")}
+	run := func(name string, args ...string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, tools[name], args...)
+		cmd.Env = r.env()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+		}
+	}
+	// A port that was free a moment ago may be taken by the time the KDC
+	// binds it; then the KDC exits and the next port is tried.
+	for attempt := 1; ; attempt++ {
+		r.port = freeLoopbackPort(t)
+		r.writeConfig(t)
+		if attempt == 1 {
+			run("kdb5_util", "-r", testRealm, "create", "-s", "-W", "-P", "master-password-of-the-test-realm")
+			for _, p := range append([]string{"alice"}, services...) {
+				run("kadmin.local", "-r", testRealm, "-q", "addprinc -randkey "+p)
+			}
+			run("kadmin.local", "-r", testRealm, "-q", "ktadd -k "+filepath.Join(dir, "alice.keytab")+" alice")
+			run("kadmin.local", "-r", testRealm, "-q", "ktadd -k "+filepath.Join(dir, "http.keytab")+" "+services[0])
+		}
+		err := r.startKDC(t, tools["krb5kdc"])
+		if err == nil {
+			break
+		}
+		if attempt == 3 {
+			log, _ := os.ReadFile(filepath.Join(dir, "kdc.log"))
+			t.Fatalf("krb5kdc: %v\n%s", err, log)
+		}
+	}
+	run("kinit", "-k", "-t", filepath.Join(dir, "alice.keytab"), "alice")
+	return r
+}
+
+// writeConfig writes krb5.conf and kdc.conf for r.port. The KDC listens on
+// 127.0.0.1 only; clients use TCP.
+func (r *realm) writeConfig(t *testing.T) {
+	t.Helper()
 	conf := fmt.Sprintf(`[libdefaults]
   default_realm = %[1]s
   dns_lookup_kdc = false
@@ -107,8 +147,8 @@ func startRealm(t *testing.T, tools map[string]string, services ...string) *real
   .example.com = %[1]s
 `, testRealm, r.port)
 	kdcConf := fmt.Sprintf(`[kdcdefaults]
-  kdc_ports = %[2]s
-  kdc_tcp_ports = %[2]s
+  kdc_listen = 127.0.0.1:%[2]s
+  kdc_tcp_listen = 127.0.0.1:%[2]s
 [realms]
   %[1]s = {
     database_name = %[3]s/principal
@@ -119,57 +159,58 @@ func startRealm(t *testing.T, tools map[string]string, services ...string) *real
   }
 [logging]
   kdc = FILE:%[3]s/kdc.log
-`, testRealm, r.port, dir)
-	for path, text := range map[string]string{r.conf: conf, r.kdcConf: kdcConf, filepath.Join(dir, "kadm5.acl"): ""} {
+`, testRealm, r.port, r.dir)
+	for path, text := range map[string]string{r.conf: conf, r.kdcConf: kdcConf, filepath.Join(r.dir, "kadm5.acl"): ""} {
 		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	run := func(name string, args ...string) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, tools[name], args...)
-		cmd.Env = r.env()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-		}
-	}
-	run("kdb5_util", "-r", testRealm, "create", "-s", "-W", "-P", "master-password-of-the-test-realm")
-	for _, p := range append([]string{"alice"}, services...) {
-		run("kadmin.local", "-r", testRealm, "-q", "addprinc -randkey "+p)
-	}
-	run("kadmin.local", "-r", testRealm, "-q", "ktadd -k "+filepath.Join(dir, "alice.keytab")+" alice")
-	run("kadmin.local", "-r", testRealm, "-q", "ktadd -k "+filepath.Join(dir, "http.keytab")+" "+services[0])
+}
 
-	kdc := exec.Command(tools["krb5kdc"], "-n", "-r", testRealm)
+// startKDC starts krb5kdc in the foreground and waits until it accepts TCP
+// connections on r.port. The process is stopped by its PID when the test
+// ends, or at once when it did not come up.
+func (r *realm) startKDC(t *testing.T, path string) error {
+	t.Helper()
+	kdc := exec.Command(path, "-n", "-r", testRealm)
 	kdc.Env = r.env()
 	if err := kdc.Start(); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	pid := kdc.Process.Pid
-	t.Cleanup(func() {
-		// Stop the KDC this test started, by its PID.
+	exited := make(chan error, 1)
+	go func() { exited <- kdc.Wait() }()
+	stop := func() {
+		select {
+		case <-exited:
+			return
+		default:
+		}
 		if p, err := os.FindProcess(pid); err == nil {
 			_ = p.Kill()
 		}
-		_ = kdc.Wait()
-	})
+		<-exited
+	}
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", "127.0.0.1:"+r.port, time.Second)
 		if err == nil {
 			c.Close()
-			break
+			t.Cleanup(stop)
+			return nil
+		}
+		select {
+		case werr := <-exited:
+			exited <- werr
+			return fmt.Errorf("krb5kdc exited before it listened on 127.0.0.1:%s: %v", r.port, werr)
+		default:
 		}
 		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "kdc.log"))
-			t.Fatalf("krb5kdc did not listen on 127.0.0.1:%s: %v\n%s", r.port, err, log)
+			stop()
+			return fmt.Errorf("krb5kdc did not listen on 127.0.0.1:%s: %v", r.port, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	run("kinit", "-k", "-t", filepath.Join(dir, "alice.keytab"), "alice")
-	return r
 }
 
 // env is the environment of the realm's commands: nothing of the user's
