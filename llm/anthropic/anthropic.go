@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -153,7 +152,7 @@ func (a *adapter) buildBody(opts llm.RoundOptions) ([]byte, error) {
 		// A tool choice without tools is a bad request.
 		delete(body, "tool_choice")
 	}
-	return marshal(body)
+	return llm.EncodeJSON(body)
 }
 
 // tools writes the function definitions.
@@ -185,7 +184,7 @@ func (a *adapter) messageList() ([]json.RawMessage, error) {
 		if m.Role == llm.RoleAssistant {
 			role = string(llm.RoleAssistant)
 		}
-		b, err := marshal(message{Role: role, Content: m.Text})
+		b, err := llm.EncodeJSON(message{Role: role, Content: m.Text})
 		if err != nil {
 			return nil, err
 		}
@@ -212,7 +211,7 @@ func (a *adapter) flush() error {
 	if len(a.pending) == 0 {
 		return nil
 	}
-	b, err := marshal(message{Role: string(llm.RoleUser), Content: a.pending})
+	b, err := llm.EncodeJSON(message{Role: string(llm.RoleUser), Content: a.pending})
 	if err != nil {
 		return err
 	}
@@ -229,48 +228,39 @@ func (a *adapter) Round(ctx context.Context, opts llm.RoundOptions, onText func(
 	if err := a.flush(); err != nil {
 		return nil, fmt.Errorf("writing the tool results: %w", err)
 	}
-	body, err := a.buildBody(opts)
+	res, err := llm.PostRound(ctx, a.tr, llm.RoundIO[*result]{
+		API:    "Messages",
+		URL:    a.p.BaseURL + "messages",
+		Header: a.header(),
+		Idle:   a.opts.idle(),
+		Build:  func() ([]byte, error) { return a.buildBody(opts) },
+		Retry: func(err error, body []byte) bool {
+			if a.noStrict || !rejectsStrict(err, body) {
+				return false
+			}
+			// An older model refuses strict tools: ask again without
+			// strict mode, for the whole run. The schemas are the same
+			// either way.
+			a.opts.Logger.Warn("the model refuses strict tools; asking without strict mode", "model", a.model())
+			a.noStrict = true
+			return true
+		},
+		Whole: func(r io.Reader) (*result, error) {
+			// A host which ignores stream:true answers with the whole
+			// message.
+			res, err := decodeWhole(r)
+			if err == nil && res.text.Len() > 0 {
+				onText(res.text.String())
+			}
+			return res, err
+		},
+		Stream: func(r io.Reader) (*result, error) { return parseStream(r, onText) },
+	})
 	if err != nil {
-		return nil, fmt.Errorf("writing the Messages request: %w", err)
-	}
-	resp, stop, err := send(ctx, a.tr, a.p.BaseURL+"messages", a.header(), body, a.opts.IdleTimeout)
-	if err != nil && !a.noStrict && rejectsStrict(err, body) {
-		// An older model refuses strict tools: ask again without strict
-		// mode, for the whole run. The schemas are the same either way.
-		a.opts.Logger.Warn("the model refuses strict tools; asking without strict mode", "model", a.model())
-		a.noStrict = true
-		if body, err = a.buildBody(opts); err != nil {
-			return nil, fmt.Errorf("writing the Messages request: %w", err)
-		}
-		resp, stop, err = send(ctx, a.tr, a.p.BaseURL+"messages", a.header(), body, a.opts.IdleTimeout)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer stop()
-	var res *result
-	if isJSON(resp.Header.Get("Content-Type")) {
-		// A host which ignores stream:true answers with the whole message.
-		res, err = decodeWhole(resp.Body)
-		if err == nil && res.text.Len() > 0 {
-			onText(res.text.String())
-		}
-	} else {
-		res, err = parseStream(resp.Body, onText)
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("the Messages stream was interrupted: %w", context.Cause(ctx))
-		}
 		return nil, err
 	}
 	a.last, a.lastTexts, a.recorded = res.blocks, res.texts, false
 	return res.round(), nil
-}
-
-func isJSON(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
 
 // RecordAssistantTurn records the model's turn of the last round, its
@@ -280,7 +270,7 @@ func (a *adapter) RecordAssistantTurn() {
 		return
 	}
 	a.recorded = true
-	b, _ := marshal(message{Role: string(llm.RoleAssistant), Content: a.last})
+	b, _ := llm.EncodeJSON(message{Role: string(llm.RoleAssistant), Content: a.last})
 	a.messages = append(a.messages, b)
 	a.texts = append(a.texts, a.lastTexts...)
 }
@@ -295,7 +285,7 @@ type toolResult struct {
 // RecordToolResult buffers one result; the next round sends all results of
 // this round together. is_error is written only when true.
 func (a *adapter) RecordToolResult(callID, content string, isError bool) {
-	b, _ := marshal(toolResult{Type: "tool_result", ToolUseID: callID, Content: content, IsError: isError})
+	b, _ := llm.EncodeJSON(toolResult{Type: "tool_result", ToolUseID: callID, Content: content, IsError: isError})
 	a.pending = append(a.pending, b)
 	a.toolBlocks = true
 	a.texts = append(a.texts, content)
@@ -303,18 +293,6 @@ func (a *adapter) RecordToolResult(callID, content string, isError bool) {
 
 // RecordedTexts returns the texts the recorded items add to later requests.
 func (a *adapter) RecordedTexts() []string { return append([]string(nil), a.texts...) }
-
-// marshal writes JSON without escaping <, > and &, so raw blocks keep their
-// bytes.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
 
 // decodeWhole reads a complete, non-streamed message.
 func decodeWhole(r io.Reader) (*result, error) {

@@ -1,8 +1,6 @@
 package anthropic
 
 import (
-	"context"
-	"net/http"
 	"time"
 
 	"github.com/stewardhq/steward/llm"
@@ -17,12 +15,11 @@ const DefaultIdleTimeout = 5 * time.Minute
 // longer than the idle timeout. It is llm.ErrIdle.
 var ErrIdle = llm.ErrIdle
 
-// send posts body and returns the answer with its body guarded by an idle
-// timer (llm.PostIdle); idle 0 means DefaultIdleTimeout. stop releases
-// everything and must always be called.
-func send(ctx context.Context, tr *llm.Transport, url string, h http.Header, body []byte, idle time.Duration) (resp *http.Response, stop func(), err error) {
-	if idle <= 0 {
-		idle = DefaultIdleTimeout
+// idle is the idle timeout of a round: IdleTimeout, or DefaultIdleTimeout
+// when that is not positive.
+func (o Options) idle() time.Duration {
+	if o.IdleTimeout <= 0 {
+		return DefaultIdleTimeout
 	}
-	return llm.PostIdle(ctx, tr, url, h, body, idle)
+	return o.IdleTimeout
 }

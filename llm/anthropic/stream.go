@@ -269,9 +269,9 @@ func (b *block) finish() (json.RawMessage, bool) {
 	if len(b.citations) > 0 {
 		var cites []json.RawMessage
 		_ = json.Unmarshal(fields["citations"], &cites)
-		fields["citations"], _ = marshal(append(cites, b.citations...))
+		fields["citations"], _ = llm.EncodeJSON(append(cites, b.citations...))
 	}
-	raw, err := marshal(fields)
+	raw, err := llm.EncodeJSON(fields)
 	if err != nil {
 		// Only invalid JSON in a field can get here; the start block is
 		// the best Steward has.
@@ -293,7 +293,7 @@ func (r *result) addWhole(raw json.RawMessage) {
 		fields := map[string]json.RawMessage{}
 		if json.Unmarshal(raw, &fields) == nil {
 			fields[key] = val
-			if b, err := marshal(fields); err == nil {
+			if b, err := llm.EncodeJSON(fields); err == nil {
 				raw = b
 			}
 		}
@@ -358,7 +358,7 @@ func isObject(b json.RawMessage) bool {
 }
 
 func mustString(s string) json.RawMessage {
-	b, _ := marshal(s)
+	b, _ := llm.EncodeJSON(s)
 	return b
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -132,7 +131,7 @@ func (a *adapter) buildBody(opts llm.RoundOptions) ([]byte, error) {
 	if a.reasons() && !a.noInclude {
 		body["include"] = mergeInclude(body["include"], includeEncrypted)
 	}
-	return marshal(body)
+	return llm.EncodeJSON(body)
 }
 
 func mergeInclude(v any, add string) []any {
@@ -211,7 +210,7 @@ func (a *adapter) input(final string) ([]json.RawMessage, error) {
 			// messages.
 			role = "developer"
 		}
-		b, err := marshal(inputMessage{Role: role, Content: system})
+		b, err := llm.EncodeJSON(inputMessage{Role: role, Content: system})
 		if err != nil {
 			return nil, err
 		}
@@ -222,7 +221,7 @@ func (a *adapter) input(final string) ([]json.RawMessage, error) {
 		if role != string(llm.RoleAssistant) {
 			role = string(llm.RoleUser)
 		}
-		b, err := marshal(inputMessage{Role: role, Content: m.Text})
+		b, err := llm.EncodeJSON(inputMessage{Role: role, Content: m.Text})
 		if err != nil {
 			return nil, err
 		}
@@ -247,51 +246,42 @@ func (a *adapter) Round(ctx context.Context, opts llm.RoundOptions, onText func(
 	if onText == nil {
 		onText = func(string) {}
 	}
-	body, err := a.buildBody(opts)
-	if err != nil {
-		return nil, fmt.Errorf("writing the Responses request: %w", err)
-	}
-	resp, stop, err := send(ctx, a.tr, a.p.BaseURL+"responses", a.header(), body, a.opts.IdleTimeout)
-	if err != nil && a.reasons() && !a.noInclude && rejectsEncrypted(err) {
-		// The catalogue took the model for one that reasons, and it does
-		// not: ask again without the encrypted reasoning, for the whole run.
-		a.opts.Logger.Warn("the model does not offer encrypted reasoning; asking without it", "model", a.model())
-		a.noInclude = true
-		if body, err = a.buildBody(opts); err != nil {
-			return nil, fmt.Errorf("writing the Responses request: %w", err)
-		}
-		resp, stop, err = send(ctx, a.tr, a.p.BaseURL+"responses", a.header(), body, a.opts.IdleTimeout)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer stop()
-	var res *result
-	if isJSON(resp.Header.Get("Content-Type")) {
-		// A host which ignores stream:true answers with the whole response.
-		res, err = decodeWhole(resp.Body)
-		if err == nil {
-			if t := outputText(res.output); t != "" {
-				onText(t)
+	res, err := llm.PostRound(ctx, a.tr, llm.RoundIO[*result]{
+		API:    "Responses",
+		URL:    a.p.BaseURL + "responses",
+		Header: a.header(),
+		Idle:   a.opts.idle(),
+		Build:  func() ([]byte, error) { return a.buildBody(opts) },
+		Retry: func(err error, _ []byte) bool {
+			if !a.reasons() || a.noInclude || !rejectsEncrypted(err) {
+				return false
 			}
-		}
-	} else {
-		res, err = parseStream(resp.Body, onText)
-	}
+			// The catalogue took the model for one that reasons, and it
+			// does not: ask again without the encrypted reasoning, for
+			// the whole run.
+			a.opts.Logger.Warn("the model does not offer encrypted reasoning; asking without it", "model", a.model())
+			a.noInclude = true
+			return true
+		},
+		Whole: func(r io.Reader) (*result, error) {
+			// A host which ignores stream:true answers with the whole
+			// response.
+			res, err := decodeWhole(r)
+			if err == nil {
+				if t := outputText(res.output); t != "" {
+					onText(t)
+				}
+			}
+			return res, err
+		},
+		Stream: func(r io.Reader) (*result, error) { return parseStream(r, onText) },
+	})
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("the Responses stream was interrupted: %w", context.Cause(ctx))
-		}
 		return nil, err
 	}
 	round, replay, texts := a.finish(res)
 	a.last, a.lastTexts, a.recorded = replay, texts, false
 	return round, nil
-}
-
-func isJSON(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
 
 // decodeWhole reads a complete, non-streamed response object.
@@ -327,22 +317,10 @@ type callOutput struct {
 // Responses API has no error flag; the content says what went wrong.
 func (a *adapter) RecordToolResult(callID, content string, isError bool) {
 	// Strings always marshal, so there is no error to handle.
-	b, _ := marshal(callOutput{Type: "function_call_output", CallID: callID, Output: content})
+	b, _ := llm.EncodeJSON(callOutput{Type: "function_call_output", CallID: callID, Output: content})
 	a.items = append(a.items, b)
 	a.texts = append(a.texts, content)
 }
 
 // RecordedTexts returns the texts the recorded items add to later requests.
 func (a *adapter) RecordedTexts() []string { return append([]string(nil), a.texts...) }
-
-// marshal writes JSON without escaping <, > and &, so raw items keep their
-// bytes.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}

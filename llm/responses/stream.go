@@ -412,11 +412,11 @@ func (a *adapter) replayItems(raw []json.RawMessage, parsed []item, droppedReaso
 			out = append(out, r)
 		case "message":
 			if t := it.text(); t != "" {
-				b, _ := marshal(inputMessage{Role: "assistant", Content: t})
+				b, _ := llm.EncodeJSON(inputMessage{Role: "assistant", Content: t})
 				out = append(out, b)
 			}
 		case "function_call":
-			b, _ := marshal(struct {
+			b, _ := llm.EncodeJSON(struct {
 				Type      string `json:"type"`
 				CallID    string `json:"call_id"`
 				Name      string `json:"name"`
