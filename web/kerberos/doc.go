@@ -4,8 +4,9 @@
 // service principal HTTP/<host> of the server the request goes to.
 //
 // It reads the Kerberos configuration (KRB5_CONFIG, else /etc/krb5.conf) and
-// the user's ticket cache (KRB5CCNAME, else FILE:/tmp/krb5cc_<uid>) on
-// every sign-in, so a fresh kinit takes effect at once. Only FILE ticket
+// the user's ticket cache (KRB5CCNAME, else the configuration's
+// default_ccache_name, else FILE:/tmp/krb5cc_<uid>) on every sign-in, so a
+// fresh kinit takes effect at once. Only FILE ticket
 // caches can be read; KCM, KEYRING, DIR and other cache types are reported
 // as such.
 //

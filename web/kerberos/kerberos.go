@@ -28,7 +28,8 @@ type Options struct {
 	// that exists.
 	ConfigPath string
 	// CCache names the ticket cache as KRB5CCNAME does: "FILE:/path" or a
-	// plain path. Empty means FILE:/tmp/krb5cc_<uid>.
+	// plain path. Empty means the configuration's default_ccache_name,
+	// else FILE:/tmp/krb5cc_<uid>.
 	CCache string
 	// Now replaces time.Now for the expiry check.
 	Now func() time.Time
@@ -44,17 +45,19 @@ func FromEnvironment() Options {
 // web.SignIn and is safe for concurrent use.
 type SignIn struct {
 	configPaths []string
-	cachePath   string
+	ccache      string // as KRB5CCNAME; empty: from the configuration
 	now         func() time.Time
 }
 
-// New checks that the ticket cache is a FILE cache and returns the sign-in.
-// The files themselves are read on every Authorize, so they need not exist
-// yet.
+// New checks that a ticket cache named in o is a FILE cache and returns
+// the sign-in. The files themselves are read on every Authorize, so they
+// need not exist yet.
 func New(o Options) (*SignIn, error) {
-	cachePath, err := fileCachePath(o.CCache)
-	if err != nil {
-		return nil, err
+	ccache := strings.TrimSpace(o.CCache)
+	if ccache != "" {
+		if _, err := fileCachePath(ccache); err != nil {
+			return nil, err
+		}
 	}
 	paths := []string{DefaultConfigPath}
 	if c := strings.TrimSpace(o.ConfigPath); c != "" {
@@ -65,7 +68,7 @@ func New(o Options) (*SignIn, error) {
 			}
 		}
 	}
-	s := &SignIn{configPaths: paths, cachePath: cachePath, now: o.Now}
+	s := &SignIn{configPaths: paths, ccache: ccache, now: o.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -93,9 +96,6 @@ func fileCachePath(name string) (string, error) {
 		strings.ToUpper(typ), os.Getuid())
 }
 
-// CachePath returns the file of the ticket cache that is read.
-func (s *SignIn) CachePath() string { return s.cachePath }
-
 // Authorize adds "Authorization: Negotiate <token>" for the service
 // principal HTTP/<host> of req's host. It needs a valid ticket-granting
 // ticket in the cache and asks the realm's KDC for the service ticket.
@@ -104,11 +104,15 @@ func (s *SignIn) Authorize(req *http.Request) error {
 	if host == "" {
 		return errors.New("the request names no host to sign in to")
 	}
-	cfg, err := s.loadConfig()
+	cfg, cfgPath, err := s.loadConfig()
 	if err != nil {
 		return err
 	}
-	cl, err := s.client(cfg)
+	cachePath, err := s.cacheFile(cfgPath)
+	if err != nil {
+		return err
+	}
+	cl, err := s.client(cfg, cachePath)
 	if err != nil {
 		return err
 	}
@@ -121,8 +125,60 @@ func (s *SignIn) Authorize(req *http.Request) error {
 	return nil
 }
 
-// loadConfig reads the first configuration file that exists.
-func (s *SignIn) loadConfig() (*config.Config, error) {
+// cacheFile returns the ticket cache file: the one named in Options, else
+// the configuration's default_ccache_name, else /tmp/krb5cc_<uid>.
+func (s *SignIn) cacheFile(cfgPath string) (string, error) {
+	if s.ccache != "" {
+		return fileCachePath(s.ccache)
+	}
+	name, err := defaultCCacheName(cfgPath)
+	if err != nil {
+		return "", err
+	}
+	if name == "" {
+		return fileCachePath("")
+	}
+	p, err := fileCachePath(expandCCacheName(name))
+	if err != nil {
+		return "", fmt.Errorf("%w (default_ccache_name in %s)", err, cfgPath)
+	}
+	return p, nil
+}
+
+// defaultCCacheName returns default_ccache_name from the [libdefaults]
+// section of the configuration file, or "" (gokrb5 does not read it).
+func defaultCCacheName(cfgPath string) (string, error) {
+	data, err := os.ReadFile(cfgPath)
+	if err != nil {
+		return "", fmt.Errorf("the Kerberos configuration %s could not be read: %w", cfgPath, err)
+	}
+	section := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
+			section = strings.TrimSpace(line[1 : len(line)-1])
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		if ok && section == "libdefaults" && strings.TrimSpace(key) == "default_ccache_name" {
+			return strings.TrimSpace(value), nil
+		}
+	}
+	return "", nil
+}
+
+// expandCCacheName replaces the parameters MIT Kerberos expands in a cache
+// name that can occur in a FILE cache's path.
+func expandCCacheName(name string) string {
+	uid := strconv.Itoa(os.Getuid())
+	return strings.NewReplacer(
+		"%{uid}", uid, "%{USERID}", uid, "%{euid}", strconv.Itoa(os.Geteuid()), "%{TEMP}", "/tmp",
+	).Replace(name)
+}
+
+// loadConfig reads the first configuration file that exists and returns
+// it with its path.
+func (s *SignIn) loadConfig() (*config.Config, string, error) {
 	var path string
 	for _, p := range s.configPaths {
 		if _, err := os.Stat(p); err == nil {
@@ -131,46 +187,46 @@ func (s *SignIn) loadConfig() (*config.Config, error) {
 		}
 	}
 	if path == "" {
-		return nil, fmt.Errorf("no Kerberos configuration was found at %s; set KRB5_CONFIG to the krb5.conf to use", strings.Join(s.configPaths, ", "))
+		return nil, "", fmt.Errorf("no Kerberos configuration was found at %s; set KRB5_CONFIG to the krb5.conf to use", strings.Join(s.configPaths, ", "))
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("the Kerberos configuration %s could not be opened: %w", path, err)
+		return nil, "", fmt.Errorf("the Kerberos configuration %s could not be opened: %w", path, err)
 	}
 	defer f.Close()
 	cfg, err := config.NewFromReader(f)
 	var unsupported config.UnsupportedDirective
 	if err != nil && !(errors.As(err, &unsupported) && cfg != nil) {
-		return nil, fmt.Errorf("the Kerberos configuration %s could not be read: %s", path, describe(err))
+		return nil, "", fmt.Errorf("the Kerberos configuration %s could not be read: %s", path, describe(err))
 	}
-	return cfg, nil
+	return cfg, path, nil
 }
 
 // client builds a Kerberos client from the ticket cache, after checking
 // that it holds a ticket-granting ticket that has not expired.
-func (s *SignIn) client(cfg *config.Config) (*client.Client, error) {
-	data, err := os.ReadFile(s.cachePath)
+func (s *SignIn) client(cfg *config.Config, cachePath string) (*client.Client, error) {
+	data, err := os.ReadFile(cachePath)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("there is no Kerberos ticket cache at %s; sign in with kinit (or the system's login) first", s.cachePath)
+		return nil, fmt.Errorf("there is no Kerberos ticket cache at %s; sign in with kinit (or the system's login) first", cachePath)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("the Kerberos ticket cache %s could not be read: %w", s.cachePath, err)
+		return nil, fmt.Errorf("the Kerberos ticket cache %s could not be read: %w", cachePath, err)
 	}
 	cc := new(credentials.CCache)
 	if err := cc.Unmarshal(data); err != nil {
-		return nil, fmt.Errorf("the Kerberos ticket cache %s is not a readable FILE cache: %s", s.cachePath, describe(err))
+		return nil, fmt.Errorf("the Kerberos ticket cache %s is not a readable FILE cache: %s", cachePath, describe(err))
 	}
 	realm := cc.DefaultPrincipal.Realm
 	tgt, ok := cc.GetEntry(types.PrincipalName{NameType: nametype.KRB_NT_SRV_INST, NameString: []string{"krbtgt", realm}})
 	if !ok {
-		return nil, fmt.Errorf("the Kerberos ticket cache %s holds no ticket-granting ticket for realm %s; sign in with kinit again", s.cachePath, realm)
+		return nil, fmt.Errorf("the Kerberos ticket cache %s holds no ticket-granting ticket for realm %s; sign in with kinit again", cachePath, realm)
 	}
 	if !tgt.EndTime.IsZero() && !s.now().Before(tgt.EndTime) {
-		return nil, fmt.Errorf("the Kerberos ticket in %s expired at %s; sign in with kinit again", s.cachePath, tgt.EndTime.UTC().Format(time.RFC3339))
+		return nil, fmt.Errorf("the Kerberos ticket in %s expired at %s; sign in with kinit again", cachePath, tgt.EndTime.UTC().Format(time.RFC3339))
 	}
 	cl, err := client.NewFromCCache(cc, cfg, client.DisablePAFXFAST(true))
 	if err != nil {
-		return nil, fmt.Errorf("the Kerberos ticket cache %s could not be used: %s", s.cachePath, describe(err))
+		return nil, fmt.Errorf("the Kerberos ticket cache %s could not be used: %s", cachePath, describe(err))
 	}
 	return cl, nil
 }

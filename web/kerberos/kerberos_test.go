@@ -58,12 +58,25 @@ func TestAuthorizeFailures(t *testing.T) {
 	if err := os.WriteFile(garbage, []byte("not a ticket cache"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	kcmConf := filepath.Join(dir, "kcm.conf")
+	fileConf := filepath.Join(dir, "file.conf")
+	for path, text := range map[string]string{
+		kcmConf:  "[libdefaults]\n default_realm = STEWARD.TEST\n default_ccache_name = KCM:\n[realms]\n STEWARD.TEST = {\n  kdc = 127.0.0.1:1\n }\n",
+		fileConf: "[realms]\n STEWARD.TEST = {\n  default_ccache_name = FILE:/not/this\n }\n[libdefaults]\n default_ccache_name = FILE:" + dir + "/cc_%{uid}\n",
+	} {
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tests := []struct {
 		name    string
 		opts    Options
 		url     string
 		wantErr string
 	}{
+		{"default cache of the configuration is KCM", Options{ConfigPath: kcmConf}, "https://wiki.corp/", "of type KCM"},
+		{"default cache of the configuration is a file", Options{ConfigPath: fileConf}, "https://wiki.corp/",
+			"no Kerberos ticket cache at " + dir + "/cc_" + strconv.Itoa(os.Getuid()) + ";"},
 		{"no cache", Options{ConfigPath: conf, CCache: "FILE:" + filepath.Join(dir, "missing")}, "https://wiki.corp/", "no Kerberos ticket cache at"},
 		{"unreadable cache", Options{ConfigPath: conf, CCache: garbage}, "https://wiki.corp/", "not a readable FILE cache"},
 		{"no configuration", Options{ConfigPath: filepath.Join(dir, "none.conf") + ":" + filepath.Join(dir, "also-none.conf"), CCache: garbage}, "https://wiki.corp/", "no Kerberos configuration was found"},
