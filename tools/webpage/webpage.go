@@ -335,9 +335,9 @@ func (t *Tool) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecCon
 		// The web package decides hop by hop whether the sign-in may be
 		// sent: https, the first request's host and port, all addresses
 		// private and allow-listed, HIGH confidence. Public hosts never
-		// get it from this tool.
-		// A sign-in that cannot be used does not stop pages that need none;
-		// a page that asks for one then fails with the reason.
+		// get it from this tool. A sign-in that cannot be used does not
+		// stop pages that need none; a page that answers 401 then fails
+		// with the reason.
 		if si, err := t.signIn(); err != nil {
 			signInErr = err
 			t.log.Warn("read_web_page: the operating-system sign-in cannot be used", "error", err.Error())
