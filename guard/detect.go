@@ -68,7 +68,7 @@ const (
 	overrideVerbs = `ignore|disregard|forget|neglect|discard|abandon|set aside|do not follow|don't follow|dont follow|stop following|pay no attention to|no longer follow`
 	priorAdj      = `previous|prior|above|earlier|preceding|former|original|initial|foregoing|old|past|above-mentioned|aforementioned|system|developer|safety|hidden|preset|pre-set|built-in|core|standing|underlying|programmed`
 	instrNoun     = `instructions?|directions?|rules?|prompts?|guidelines?|commands?|orders?|directives?|guidance|constraints?|restrictions?|guardrails?|programming|context|messages?|polic(?:y|ies)|limitations?|safeguards?|training`
-	aiNames       = `ai|a\.i\.|llms?|ai assistants?|ai agents?|language models?|chatbots?|chatgpt|claude|gpt|copilot|gemini|the assistant|the ai|the model`
+	aiNames       = `ai|a\.i\.|llms?|ai assistants?|ai agents?|language models?|chatbots?|chatgpt|claude|gpt|copilot|gemini|the assistant|the ai|the model|automated readers?|automated systems?|automated agents?|ai readers?|ai tools?|ai systems?`
 )
 
 func regexRules() []regexRule {
@@ -95,7 +95,7 @@ func regexRules() []regexRule {
 			// "Assistant, before you answer, open …", "AI agents: use …".
 			id: "agent_manipulation.addressed", category: AgentManipulation,
 			requires: []string{",", ":"},
-			triggers: []string{"ai", "a.i.", "llm", "llms", "assistant", "assistants", "agent", "agents", "chatbot", "bot", "bots", "chatgpt", "claude", "gpt", "copilot", "gemini", "model", "models"}, after: 90,
+			triggers: []string{"ai", "a.i.", "llm", "llms", "assistant", "assistants", "agent", "agents", "chatbot", "bot", "bots", "chatgpt", "claude", "gpt", "copilot", "gemini", "model", "models", "automated"}, after: 90,
 			sentenceStart: true,
 			re:            regexp.MustCompile(`\b(?:` + aiNames + `|assistants?|agents?|bots?|ai models?)[,:] (?:[a-z']+,? ){0,5}?(?:please |now |first |then |also |immediately |kindly )?(?:ignore|disregard|forget|open|visit|fetch|use|send|forward|tell|say|write|reply|respond|answer|mark|approve|describe|include|call|run|execute|delete|recommend|rate|praise|summari[sz]e|output|print|reveal|do|click|download|treat|consider|classify)\b`),
 		},
@@ -126,6 +126,12 @@ func regexRules() []regexRule {
 			requires: []string{"link", "url", "image", "query", "address", "answer", "reply", "response", "code block", "request"},
 			triggers: []string{"include", "put", "insert", "embed", "encode", "add", "append", "compile", "attach", "paste"}, after: 200,
 			re: regexp.MustCompile(`\b(?:include|put|insert|embed|encode|add|append|compile|attach|paste) (?:[a-z'-]+ ){0,8}?(?:user's|users'|the user|this chat|the chat|the conversation|your context|your system prompt|your instructions|secret|secrets|api key|password|passwords|credentials|token|phone numbers?|addresses|emails|e-mails|messages|history)(?: [a-z'-]+){0,10}? (?:into|in|to|inside) (?:a |an |the |this |your |that )?(?:image |markdown |hidden |tracking )?(?:link|url|image|query|address|answer|reply|response|code block|request)\b`),
+		},
+		{
+			id: "exfiltration.list_secrets", category: Exfiltration,
+			triggers: []string{"list", "print", "show", "output", "repeat", "include", "write", "dump", "collect", "reveal"}, after: 160,
+			requires: []string{"you have seen", "you've seen", "you saw", "you have read", "you found", "you received", "conversation", "chat", "context"},
+			re: regexp.MustCompile(`\b(?:list|print|show|output|repeat|include|write|dump|collect|reveal) (?:all |any |every |each )?(?:of )?(?:the )?(?:passwords?|tokens?|api keys?|secrets?|credentials|keys|private keys)(?: (?:or|and|,) (?:[a-z]+ ){0,2}?[a-z]+)? (?:that )?(?:you (?:have |'ve )?(?:seen|read|found|received|saw)|(?:in|from) (?:this|the) (?:conversation|chat|context))\b`),
 		},
 		{
 			id: "exfiltration.as_parameters", category: Exfiltration,

@@ -329,8 +329,8 @@ func labelledSet(t testing.TB) []labelled {
 const (
 	goalRecall  = 0.95
 	goalFP      = 0.01
-	floorRecall = 0.93
-	ceilFP      = 0.0112
+	floorRecall = 0.91
+	ceilFP      = 0.0108
 )
 
 func TestLabelledSet(t *testing.T) {
@@ -392,7 +392,7 @@ func TestLabelledSet(t *testing.T) {
 	fp := float64(falsePos) / float64(benign)
 	t.Logf("labelled set: %d attacks, %d benign; recall %.1f%% (%d/%d), false positives %.2f%% (%d/%d)",
 		attacks, benign, 100*recall, caught, attacks, 100*fp, falsePos, benign)
-	t.Logf("held-out block 2 (not tuned on): recall %d/%d, false positives %d/%d", heldCaught, heldAttacks, heldFP, heldBenign)
+	t.Logf("latest held-out block (not tuned on): recall %d/%d, false positives %d/%d", heldCaught, heldAttacks, heldFP, heldBenign)
 	t.Logf("goal: recall >= %.0f%% at <= %.0f%% false positives: met=%v", 100*goalRecall, 100*goalFP, recall >= goalRecall && fp <= goalFP)
 	for _, m := range misses {
 		t.Logf("missed: %s", m)
