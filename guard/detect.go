@@ -131,7 +131,7 @@ func regexRules() []regexRule {
 			id: "exfiltration.list_secrets", category: Exfiltration,
 			triggers: []string{"list", "print", "show", "output", "repeat", "include", "write", "dump", "collect", "reveal"}, after: 160,
 			requires: []string{"you have seen", "you've seen", "you saw", "you have read", "you found", "you received", "conversation", "chat", "context"},
-			re: regexp.MustCompile(`\b(?:list|print|show|output|repeat|include|write|dump|collect|reveal) (?:all |any |every |each )?(?:of )?(?:the )?(?:passwords?|tokens?|api keys?|secrets?|credentials|keys|private keys)(?: (?:or|and|,) (?:[a-z]+ ){0,2}?[a-z]+)? (?:that )?(?:you (?:have |'ve )?(?:seen|read|found|received|saw)|(?:in|from) (?:this|the) (?:conversation|chat|context))\b`),
+			re:       regexp.MustCompile(`\b(?:list|print|show|output|repeat|include|write|dump|collect|reveal) (?:all |any |every |each )?(?:of )?(?:the )?(?:passwords?|tokens?|api keys?|secrets?|credentials|keys|private keys)(?: (?:or|and|,) (?:[a-z]+ ){0,2}?[a-z]+)? (?:that )?(?:you (?:have |'ve )?(?:seen|read|found|received|saw)|(?:in|from) (?:this|the) (?:conversation|chat|context))\b`),
 		},
 		{
 			id: "exfiltration.as_parameters", category: Exfiltration,
