@@ -89,3 +89,14 @@ func CheckGolden(t testing.TB, path string, body []byte, update bool) {
 		t.Errorf("request differs from %s:\n%s", path, pretty.Bytes())
 	}
 }
+
+// CheckRequest validates body against s, stopping the test when it does
+// not validate, and compares it with the golden file at path; update
+// rewrites the file first.
+func CheckRequest(t testing.TB, s *Schema, body []byte, path string, update bool) {
+	t.Helper()
+	if err := s.Validate(t, body); err != nil {
+		t.Fatalf("request does not validate against %s: %v\n%s", s.Name, err, body)
+	}
+	CheckGolden(t, path, body, update)
+}

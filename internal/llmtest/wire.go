@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -96,4 +97,20 @@ func Cuts(stream []byte, step int) []int {
 		}
 	}
 	return cuts
+}
+
+// BenchmarkStreams has parse read every stream once per iteration and
+// reports the bytes read and the allocations.
+func BenchmarkStreams(b *testing.B, streams [][]byte, parse func(r io.Reader)) {
+	var total int64
+	for _, s := range streams {
+		total += int64(len(s))
+	}
+	b.SetBytes(total)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, s := range streams {
+			parse(bytes.NewReader(s))
+		}
+	}
 }

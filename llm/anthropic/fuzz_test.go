@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"path/filepath"
 	"testing"
 
@@ -84,16 +85,5 @@ func TestTruncatedRecordings(t *testing.T) {
 
 // BenchmarkParseStream decodes every recorded stream once per iteration.
 func BenchmarkParseStream(b *testing.B) {
-	streams := recordedStreams(b)
-	var total int64
-	for _, s := range streams {
-		total += int64(len(s))
-	}
-	b.SetBytes(total)
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, s := range streams {
-			parseStream(bytes.NewReader(s), func(string) {})
-		}
-	}
+	llmtest.BenchmarkStreams(b, recordedStreams(b), func(r io.Reader) { parseStream(r, func(string) {}) })
 }

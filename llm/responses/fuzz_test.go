@@ -2,6 +2,7 @@ package responses
 
 import (
 	"bytes"
+	"io"
 	"path/filepath"
 	"testing"
 
@@ -77,16 +78,5 @@ func TestTruncatedRecordings(t *testing.T) {
 
 // BenchmarkParseStream decodes every recorded stream once per iteration.
 func BenchmarkParseStream(b *testing.B) {
-	streams := recordedStreams(b)
-	var total int64
-	for _, s := range streams {
-		total += int64(len(s))
-	}
-	b.SetBytes(total)
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, s := range streams {
-			parseStream(bytes.NewReader(s), func(string) {})
-		}
-	}
+	llmtest.BenchmarkStreams(b, recordedStreams(b), func(r io.Reader) { parseStream(r, func(string) {}) })
 }
