@@ -2,19 +2,14 @@ package kerberos
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +18,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/service"
 	"github.com/jcmturner/gokrb5/v8/spnego"
 
+	"github.com/stewardhq/steward/internal/webtest"
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/web"
 )
@@ -219,42 +215,6 @@ func (r *realm) env() []string {
 	return []string{"PATH=" + os.Getenv("PATH"), "KRB5_CONFIG=" + r.conf, "KRB5_KDC_PROFILE=" + r.kdcConf, "KRB5CCNAME=FILE:" + r.ccache}
 }
 
-// intranetNet resolves made-up names to private addresses and routes those
-// addresses to one loopback server; any other dial fails the test.
-type intranetNet struct {
-	t      *testing.T
-	mu     sync.Mutex
-	hosts  map[string]string
-	target string // the loopback server's host:port
-	port   string
-}
-
-func (n *intranetNet) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	ip, ok := n.hosts[host]
-	if !ok {
-		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-	}
-	return []net.IPAddr{{IP: net.ParseIP(ip)}}, nil
-}
-
-func (n *intranetNet) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, port, err := net.SplitHostPort(addr)
-	n.mu.Lock()
-	known := false
-	for _, ip := range n.hosts {
-		known = known || (err == nil && ip == host && port == n.port)
-	}
-	n.mu.Unlock()
-	if !known {
-		n.t.Errorf("a connection to %s was attempted; only the made-up intranet may be dialed", addr)
-		return nil, &net.OpError{Op: "dial", Net: network, Err: net.ErrClosed}
-	}
-	var d net.Dialer
-	return d.DialContext(ctx, network, n.target)
-}
-
 // TestRealKDC signs in to an HTTPS server protected by gokrb5's SPNEGO
 // handler with a ticket that MIT kinit got from a real krb5kdc on loopback,
 // through web.Service and its allowlist policy.
@@ -275,17 +235,11 @@ func TestRealKDC(t *testing.T) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintf(w, "Hello %s@%s, this is the staff handbook.", id.UserName(), id.Domain())
 	})
-	srv := httptest.NewTLSServer(spnego.SPNEGOKRB5Authenticate(inner, kt, service.DecodePAC(false)))
-	defer srv.Close()
-	su, _ := url.Parse(srv.URL)
-	netw := &intranetNet{t: t, target: su.Host, port: su.Port(), hosts: map[string]string{
-		"intranet.example.com": "10.20.30.40",
-		"wrong.example.com":    "10.20.30.41",
-		"unknown.example.com":  "10.20.30.42",
-	}}
-	pool := x509.NewCertPool()
-	pool.AddCert(srv.Certificate())
-	svc := web.NewService(web.ServiceOptions{Resolver: netw, Dial: netw.dial, TLSConfig: &tls.Config{RootCAs: pool}})
+	netw := webtest.NewTLSNet(t, spnego.SPNEGOKRB5Authenticate(inner, kt, service.DecodePAC(false)))
+	netw.Host("intranet.example.com", "10.20.30.40")
+	netw.Host("wrong.example.com", "10.20.30.41")
+	netw.Host("unknown.example.com", "10.20.30.42")
+	svc := netw.Service()
 
 	signIn, err := New(Options{ConfigPath: r.conf, CCache: "FILE:" + r.ccache})
 	if err != nil {
@@ -299,7 +253,7 @@ func TestRealKDC(t *testing.T) {
 		return web.Options{Policy: web.AllowList, ProviderConfidence: conf, SignIn: s,
 			IsPrivateHostAllowed: func(h string) bool { return strings.HasSuffix(h, ".example.com") }}
 	}
-	at := func(host string) string { return "https://" + net.JoinHostPort(host, su.Port()) + "/handbook" }
+	at := func(host string) string { return netw.URL(host, "/handbook") }
 
 	tests := []struct {
 		name     string
