@@ -92,7 +92,7 @@ func fileCachePath(name string) (string, error) {
 		return rest, nil
 	}
 	return "", fmt.Errorf("the Kerberos ticket cache is of type %s, which cannot be read; only FILE caches can. "+
-		"Sign in into a file cache, e.g. KRB5CCNAME=FILE:/tmp/krb5cc_%d kinit, and start Steward with that KRB5CCNAME",
+		"Sign in to a file cache, e.g. KRB5CCNAME=FILE:/tmp/krb5cc_%d kinit, and start Steward with that KRB5CCNAME",
 		strings.ToUpper(typ), os.Getuid())
 }
 
