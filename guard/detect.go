@@ -60,6 +60,9 @@ type detectors struct {
 	spaced    *matcher
 	spacedLen []int
 	typo      map[string]string
+	// typoEnds marks the (first, last) letter pairs of the words in typo, a
+	// cheap test before a word's signature is built.
+	typoEnds [26][26]bool
 }
 
 var compiledDetectors = sync.OnceValue(compile)
@@ -225,6 +228,7 @@ func compile() *detectors {
 						sig := typoSignature(w)
 						if _, ok := d.typo[sig]; !ok {
 							d.typo[sig] = w
+							d.typoEnds[w[0]-'a'][w[n-1]-'a'] = true
 						}
 					}
 				}
@@ -585,7 +589,7 @@ func (d *detectors) scanTypoglycemia(v *view, sc *scan) {
 			}
 		}
 		cand := w
-		if n >= 5 && n <= 12 {
+		if n >= 5 && n <= 12 && w[0] >= 'a' && w[0] <= 'z' && w[n-1] >= 'a' && w[n-1] <= 'z' && d.typoEnds[w[0]-'a'][w[n-1]-'a'] {
 			var buf [16]byte
 			if c, ok := d.typo[string(typoSignatureBytes(buf[:0], w))]; ok {
 				cand = []byte(c)

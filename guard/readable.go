@@ -202,26 +202,33 @@ type span struct{ start, end int }
 // fold of it. Every byte of either view maps back to the unit of the
 // original text it came from: a match on the view covers whole escapes.
 type view struct {
-	raw                []byte
-	rawStart, rawEnd   []int32
-	fold               []byte
-	foldStart, foldEnd []int32
+	src       string
+	raw       []byte
+	rawStart  []int32 // start in src of the unit each byte of raw came from
+	fold      []byte
+	foldStart []int32 // the same for fold
 }
 
-func (v *view) rawSpan(a, b int) span  { return span{int(v.rawStart[a]), int(v.rawEnd[b-1])} }
-func (v *view) foldSpan(a, b int) span { return span{int(v.foldStart[a]), int(v.foldEnd[b-1])} }
+// unitEnd returns the end in src of the unit that starts at off.
+func (v *view) unitEnd(off int32) int {
+	_, n, _ := decodeAt(v.src, int(off))
+	return int(off) + n
+}
+
+func (v *view) rawSpan(a, b int) span  { return span{int(v.rawStart[a]), v.unitEnd(v.rawStart[b-1])} }
+func (v *view) foldSpan(a, b int) span { return span{int(v.foldStart[a]), v.unitEnd(v.foldStart[b-1])} }
+func (v *view) rawEnd(i int) int       { return v.unitEnd(v.rawStart[i]) }
 
 // buildView decodes s in one left-to-right pass. It drops invisible
 // characters from the views and records in sc what to remove from the
 // original and what to report about it.
 func buildView(s string, sc *scan) *view {
 	v := &view{
+		src:       s,
 		raw:       make([]byte, 0, len(s)),
 		rawStart:  make([]int32, 0, len(s)),
-		rawEnd:    make([]int32, 0, len(s)),
 		fold:      make([]byte, 0, len(s)),
 		foldStart: make([]int32, 0, len(s)),
-		foldEnd:   make([]int32, 0, len(s)),
 	}
 	var (
 		prev      rune = -1 // last visible character
@@ -272,7 +279,6 @@ func buildView(s string, sc *scan) *view {
 			prev = rune(c)
 			v.raw = append(v.raw, c)
 			v.rawStart = append(v.rawStart, int32(i))
-			v.rawEnd = append(v.rawEnd, int32(i+1))
 			f := c
 			switch {
 			case c >= 'A' && c <= 'Z':
@@ -290,7 +296,6 @@ func buildView(s string, sc *scan) *view {
 			foldSpace = f == ' '
 			v.fold = append(v.fold, f)
 			v.foldStart = append(v.foldStart, int32(i))
-			v.foldEnd = append(v.foldEnd, int32(i+1))
 			i++
 			continue
 		}
@@ -361,7 +366,6 @@ func buildView(s string, sc *scan) *view {
 			for b := 0; b < k; b++ {
 				v.raw = append(v.raw, buf[b])
 				v.rawStart = append(v.rawStart, int32(u.start))
-				v.rawEnd = append(v.rawEnd, int32(u.end))
 			}
 			f := foldRune(r)
 			switch {
@@ -370,7 +374,6 @@ func buildView(s string, sc *scan) *view {
 				if !foldSpace {
 					v.fold = append(v.fold, ' ')
 					v.foldStart = append(v.foldStart, int32(u.start))
-					v.foldEnd = append(v.foldEnd, int32(u.end))
 					foldSpace = true
 				}
 			default:
@@ -379,7 +382,6 @@ func buildView(s string, sc *scan) *view {
 				for b := 0; b < k; b++ {
 					v.fold = append(v.fold, buf[b])
 					v.foldStart = append(v.foldStart, int32(u.start))
-					v.foldEnd = append(v.foldEnd, int32(u.end))
 				}
 			}
 		}

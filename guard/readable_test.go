@@ -94,8 +94,8 @@ func TestViewOffsetsPointIntoOriginal(t *testing.T) {
 	wantStart := []int32{0, 1, 7, 12, 16}
 	wantEnd := []int32{1, 7, 12, 13, 17}
 	for i := range v.raw {
-		if v.rawStart[i] != wantStart[i] || v.rawEnd[i] != wantEnd[i] {
-			t.Errorf("byte %d maps to %d..%d, want %d..%d", i, v.rawStart[i], v.rawEnd[i], wantStart[i], wantEnd[i])
+		if v.rawStart[i] != wantStart[i] || int32(v.rawEnd(i)) != wantEnd[i] {
+			t.Errorf("byte %d maps to %d..%d, want %d..%d", i, v.rawStart[i], v.rawEnd(i), wantStart[i], wantEnd[i])
 		}
 	}
 	if string(v.fold) != "abcde" {

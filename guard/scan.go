@@ -102,7 +102,7 @@ func (v *view) sentenceEnd(end int) int {
 	if last < 0 {
 		return end
 	}
-	if e := int(v.rawEnd[last]); e > end {
+	if e := v.rawEnd(last); e > end {
 		return e
 	}
 	return end
@@ -133,8 +133,8 @@ func (v *view) sentence(m span) span {
 	if lo < len(v.rawStart) && int(v.rawStart[lo]) < s.start {
 		s.start = int(v.rawStart[lo])
 	}
-	if hi > 0 && hi <= len(v.rawEnd) && int(v.rawEnd[hi-1]) > s.end {
-		s.end = int(v.rawEnd[hi-1])
+	if hi > 0 && hi <= len(v.rawStart) && v.rawEnd(hi-1) > s.end {
+		s.end = v.rawEnd(hi - 1)
 	}
 	return s
 }
