@@ -55,6 +55,7 @@ type App struct {
 	getenv     func(string) string
 	defs       map[string]tool.Definition
 	webOnce    webParts
+	mail       mailParts
 	webOptions web.ServiceOptions
 }
 
@@ -89,16 +90,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		}
 		a.DataDir = filepath.Dir(p)
 	}
-	a.Tools, err = a.buildTools()
-	if err != nil {
-		return nil, err
-	}
-	a.defs = map[string]tool.Definition{}
-	for _, t := range a.Tools {
-		d := t.Definition()
-		a.defs[d.ID] = d
-	}
-	a.Org, err = config.Load(ctx, a.ConfigDir, config.Options{Getenv: a.getenv, KnownToolField: a.knownToolField})
+	// The configuration comes first: tools such as the mail tools are
+	// built from it. Tool setting keys are checked once the tools exist.
+	a.Org, err = config.Load(ctx, a.ConfigDir, config.Options{Getenv: a.getenv})
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +102,16 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	}
 	a.Secrets = config.OpenSecretStore(a.ConfigDir)
 	a.Policy = a.buildPolicy()
+	a.Tools, err = a.buildTools()
+	if err != nil {
+		return nil, err
+	}
+	a.defs = map[string]tool.Definition{}
+	for _, t := range a.Tools {
+		d := t.Definition()
+		a.defs[d.ID] = d
+	}
+	a.checkToolSettingKeys()
 	a.Resolver = a.buildResolver()
 	a.Registry, a.RegistryProblems = registry.New(registry.Options{
 		Policy:        a.Policy,
@@ -116,6 +120,23 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Logger:        a.Logger,
 	}, a.Tools, a.collections())
 	return a, nil
+}
+
+// checkToolSettingKeys reports tool settings of plugins that name no tool
+// field, with the plugin's file and line.
+func (a *App) checkToolSettingKeys() {
+	for _, p := range a.Org.Plugins {
+		for _, st := range p.Settings {
+			if strings.HasPrefix(st.Key, "Data") {
+				continue
+			}
+			toolID, field, _ := strings.Cut(st.Key, ".")
+			if !a.knownToolField(toolID, field) {
+				a.Org.Problems = append(a.Org.Problems, config.Problem{File: p.Path, Line: st.Line,
+					Message: fmt.Sprintf("unknown tool setting %q: no tool %q with a field %q (see `steward tools` and the example plugin)", st.Key, toolID, field)})
+			}
+		}
+	}
 }
 
 func (a *App) knownToolField(toolID, field string) bool {

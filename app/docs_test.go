@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stewardhq/steward/config"
+	"github.com/stewardhq/steward/registry"
 )
 
 var update = flag.Bool("update", false, "regenerate the tool documentation in README.md and the example plugin")
@@ -40,18 +41,27 @@ func mdEscape(s string) string {
 // where it sends data, and each setting's field, meaning, type and default.
 func toolsMarkdown(a *App) string {
 	var b strings.Builder
-	for _, item := range a.Registry.SettingsCatalog(context.Background()) {
-		if item.Declared {
-			min, _ := a.Registry.MinimumConfidence(item.ID)
-			fmt.Fprintf(&b, "### Collection `%s`\n\n%s Selected, switched off and given a minimum confidence as one entry; minimum provider confidence **%s**.\n\n", item.ID, item.Description, min.Level)
+	// Every tool is documented, also those behind a preview feature that is
+	// off here; a declared collection heads its tools.
+	inCollection := map[string]registry.Collection{}
+	for _, c := range a.collections() {
+		for _, id := range c.ToolIDs {
+			inCollection[id] = c
 		}
-		for _, ct := range item.Tools {
-			tl, _ := a.Registry.Tool(ct.ID)
+	}
+	headed := map[string]bool{}
+	for _, tl := range a.Tools {
+		id := tl.Definition().ID
+		if c, ok := inCollection[id]; ok && !headed[c.ID] {
+			headed[c.ID] = true
+			fmt.Fprintf(&b, "### Collection `%s`\n\n%s Selected, switched off and given a minimum confidence as one entry; minimum provider confidence **%s**. Its tools are behind the preview features PRE_RAG_2024 and PRE_MAILBOXES_2026.\n\n", c.ID, c.Description, c.MinimumConfidence)
+		}
+		{
 			def := tl.Definition()
 			fmt.Fprintf(&b, "### `%s`\n\n%s\n\n", def.ID, def.Function.Description)
 			min := def.MinimumConfidence
-			if m, ok := a.Registry.MinimumConfidence(ct.ID); ok {
-				min = m.Level
+			if c, ok := inCollection[id]; ok {
+				min = c.MinimumConfidence
 			}
 			untrusted := "no"
 			if tl.ReturnsUntrustedContent() {
@@ -84,7 +94,7 @@ func toolsMarkdown(a *App) string {
 				} else {
 					def = "`" + def + "`"
 				}
-				fmt.Fprintf(&b, "| `%s.%s` | %s | %s | %s |\n", ct.ID, f.Name, mdEscape(firstNonEmpty(f.Description, f.Title)), typ, def)
+				fmt.Fprintf(&b, "| `%s.%s` | %s | %s | %s |\n", id, f.Name, mdEscape(firstNonEmpty(f.Description, f.Title)), typ, def)
 			}
 			b.WriteString("\n")
 		}

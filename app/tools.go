@@ -1,13 +1,18 @@
 package app
 
 import (
+	"context"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/stewardhq/steward/registry"
 	"github.com/stewardhq/steward/tool"
+	"github.com/stewardhq/steward/tools/mail"
 	"github.com/stewardhq/steward/tools/webpage"
 	"github.com/stewardhq/steward/tools/websearch"
+	"github.com/stewardhq/steward/web"
+	"github.com/stewardhq/steward/web/kerberos"
 )
 
 // wikiSettingKey is search_confluence's base URL. search_confluence itself
@@ -17,13 +22,19 @@ const wikiSettingKey = "search_confluence.baseUrl"
 
 // buildTools constructs every tool Steward ships.
 func (a *App) buildTools() ([]tool.Tool, error) {
-	return []tool.Tool{
+	ms, err := a.MailService(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	mailTools := mail.Tools(mail.Options{Service: ms, Guard: a.Filter(), Location: time.Local, Logger: a.Logger})
+	return append([]tool.Tool{
 		websearch.New(websearch.Deps{Web: a.WebService(), Guard: a.Filter(), Logger: a.Logger}),
 		webpage.New(webpage.Deps{Web: a.WebService(), Guard: a.Filter(), Wiki: a.wiki, Logger: a.Logger,
+			SignIn: func() (web.SignIn, error) { return kerberos.New(kerberos.FromEnvironment()) },
 			OnPrivateHostBlocked: func(host string) {
 				a.Logger.Warn("read_web_page did not read an allowed private host because the provider's confidence is below HIGH", "host", host)
 			}}),
-	}, nil
+	}, mailTools...), nil
 }
 
 // wiki returns the configured Confluence wiki, if any: an organization's
@@ -55,7 +66,7 @@ func (a *App) wiki() (*url.URL, bool) {
 
 // collections are the declared tool collections.
 func (a *App) collections() []registry.Collection {
-	return nil
+	return []registry.Collection{mail.Collection()}
 }
 
 // optionSources are the option lists the application maintains.

@@ -109,6 +109,9 @@ CONFIG["SETTINGS"] = {}
 -- read_web_page.freeAddressChoice (one of OFF, ON): OFF: the model reads only addresses given word for word in the conversation (system prompt, user messages and their documents, tool results). ON: it may also read addresses it chose itself Default: OFF.
 -- CONFIG["SETTINGS"]["read_web_page.freeAddressChoice"] = "OFF"
 
+-- read_web_page.useOsSignIn (one of OFF, ON): OFF: pages are read without signing in. ON: when an allowed private host asks for it, the tool signs in as the user with the operating-system sign-in (Kerberos, the ticket from kinit or the system's login, read from a FILE ticket cache). Only over HTTPS, only to the host and port of the address asked for (never after a redirect to another host), only when all the host's addresses are private and it is on the allowed private hosts, and only for providers with HIGH confidence (or trusted by configuration) Default: OFF.
+-- CONFIG["SETTINGS"]["read_web_page.useOsSignIn"] = "OFF"
+
 -- web_search.searxng.baseUrl (string): The address of a SearXNG instance with the JSON format enabled (search.formats in settings.yml), e.g. https://searx.example.org. Leave it empty to not use SearXNG Default: none.
 -- CONFIG["SETTINGS"]["web_search.searxng.baseUrl"] = ""
 

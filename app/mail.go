@@ -1,0 +1,238 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/stewardhq/steward/llm"
+	"github.com/stewardhq/steward/mailbox"
+	"github.com/stewardhq/steward/policy"
+	"github.com/stewardhq/steward/settings"
+	"github.com/stewardhq/steward/store/mailindex"
+)
+
+// mailParts are opened on first use: the mail index is a SQLite database a
+// run without mail tools never needs.
+type mailParts struct {
+	once    sync.Once
+	index   *mailindex.Index
+	err     error
+	service *mailbox.Service
+	indexer *mailbox.Indexer
+}
+
+// MailIndexPath is the local mail index.
+func (a *App) MailIndexPath() string { return filepath.Join(a.DataDir, "mail.db") }
+
+// MailEnabled reports whether the mailbox preview features are on.
+func (a *App) MailEnabled() bool {
+	return a.Policy.PreviewEnabled(settings.PreviewRAG) && a.Policy.PreviewEnabled(settings.PreviewMailboxes)
+}
+
+// mailIndex opens the index once.
+func (a *App) mailIndex(ctx context.Context) (*mailindex.Index, error) {
+	a.mail.once.Do(func() {
+		a.mail.index, a.mail.err = mailindex.Open(ctx, a.MailIndexPath())
+	})
+	return a.mail.index, a.mail.err
+}
+
+// MailService is the retrieval service the mail tools and the mail
+// commands read through. It opens the index when mail is enabled.
+func (a *App) MailService(ctx context.Context) (*mailbox.Service, error) {
+	if a.mail.service != nil {
+		return a.mail.service, nil
+	}
+	var ix *mailindex.Index
+	if a.MailEnabled() {
+		var err error
+		if ix, err = a.mailIndex(ctx); err != nil {
+			return nil, fmt.Errorf("opening the mail index %s: %w", a.MailIndexPath(), err)
+		}
+	}
+	a.mail.service = mailbox.NewService(mailbox.ServiceOptions{
+		Index:     ix,
+		Mailboxes: a.MailboxConfigs,
+		Policy:    a.mailPolicy(),
+		Scheme:    a.Org.Scheme(),
+		Embedders: a.embedders,
+		Enabled:   a.MailEnabled,
+		Logger:    a.Logger,
+	})
+	return a.mail.service, nil
+}
+
+// MailIndexer syncs mailboxes into the index.
+func (a *App) MailIndexer(ctx context.Context) (*mailbox.Indexer, error) {
+	if a.mail.indexer != nil {
+		return a.mail.indexer, nil
+	}
+	ix, err := a.mailIndex(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("opening the mail index %s: %w", a.MailIndexPath(), err)
+	}
+	a.mail.indexer = mailbox.NewIndexer(mailbox.IndexerOptions{Index: ix, Secrets: mailSecrets{a}, Embedders: a.embedders, Logger: a.Logger})
+	return a.mail.indexer, nil
+}
+
+// Close releases what the App opened.
+func (a *App) Close() error {
+	if a.mail.index != nil {
+		return a.mail.index.Close()
+	}
+	return nil
+}
+
+func (a *App) mailPolicy() mailbox.OrgPolicy {
+	var p mailbox.OrgPolicy
+	if _, ok := a.Org.Settings["DataMailboxes.AllowedServers"]; ok {
+		p.Servers = mailbox.ServerPolicy{Set: true, Hosts: a.Org.StringList("DataMailboxes.AllowedServers")}
+	}
+	if m, ok := a.Org.Settings["DataMailboxes.MinimumOutboundDataRestriction"]; ok {
+		r, _ := policy.ParseRestriction(fmt.Sprint(m.Value))
+		p.MinimumOutbound = &r
+	}
+	return p
+}
+
+// MailboxConfigs are the organization's mailboxes and the user's own.
+func (a *App) MailboxConfigs() []mailbox.Config {
+	var out []mailbox.Config
+	n := 0
+	for _, m := range a.Org.Mailboxes {
+		n++
+		sec, _ := mailbox.ParseSecurity(m.Security)
+		auth, _ := mailbox.ParseAuthKind(m.Auth)
+		c := mailbox.Config{ID: m.ID, Name: m.Name, Number: n, Host: m.Host, Port: m.Port, Security: sec, Auth: auth, Username: m.Username,
+			SecretRef: orgSecretRef(m.ID), Folders: m.Folders, RequiredConfidence: m.RequiredProviderConfidence, Outbound: m.OutboundDataRestriction}
+		c.Embedding = a.orgEmbedding(m.EmbeddingProviderID)
+		out = append(out, c)
+	}
+	for _, m := range a.User.Mailboxes {
+		n++
+		sec, _ := mailbox.ParseSecurity(m.Security)
+		auth, _ := mailbox.ParseAuthKind(m.Auth)
+		level, err := policy.ParseConfidence(m.RequiredProviderConfidence)
+		if err != nil {
+			level = policy.High
+		}
+		restr, _ := policy.ParseRestriction(m.OutboundDataRestriction)
+		c := mailbox.Config{ID: m.ID, Name: m.Name, Number: n, Host: m.Host, Port: m.Port, Security: sec, Auth: auth, Username: m.Username,
+			SecretRef: userSecretRef(m.ID), Folders: m.Folders, RequiredConfidence: level, Outbound: restr}
+		c.Embedding = a.userEmbedding(m.EmbeddingProvider)
+		out = append(out, c)
+	}
+	return out
+}
+
+// orgEmbedding maps an organization embedding provider to the mailbox's.
+func (a *App) orgEmbedding(id string) *mailbox.Embedding {
+	for _, e := range a.Org.EmbeddingProviders {
+		if e.ID != id || id == "" {
+			continue
+		}
+		kind := mailbox.EmbeddingOpenAI
+		scheme := strings.ToUpper(e.UsedLLMProvider)
+		base := e.Hostname
+		if strings.EqualFold(e.Host, "OLLAMA") {
+			kind = mailbox.EmbeddingOllama
+		}
+		if k, ok := llm.LookupKind(e.UsedLLMProvider); ok && base == "" {
+			info, _ := k.Info()
+			base, scheme = info.DefaultBaseURL, info.Scheme
+		}
+		if scheme == "" {
+			scheme = policy.ProviderSelfHosted
+		}
+		return &mailbox.Embedding{Kind: kind, BaseURL: base, Model: e.ModelID, Provider: scheme, SecretRef: "embedding::" + e.ID}
+	}
+	return nil
+}
+
+// userEmbedding reads "ollama:<model>[@<base URL>]", "openai:<model>" or
+// the ID of an organization embedding provider.
+func (a *App) userEmbedding(spec string) *mailbox.Embedding {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return nil
+	}
+	kind, rest, ok := strings.Cut(spec, ":")
+	if !ok {
+		return a.orgEmbedding(spec)
+	}
+	model, base, _ := strings.Cut(rest, "@")
+	switch strings.ToLower(kind) {
+	case "ollama":
+		if base == "" {
+			base = "http://127.0.0.1:11434/"
+		}
+		return &mailbox.Embedding{Kind: mailbox.EmbeddingOllama, BaseURL: base, Model: model, Provider: policy.ProviderSelfHosted}
+	case "openai":
+		if base == "" {
+			base = "https://api.openai.com/v1/"
+		}
+		return &mailbox.Embedding{Kind: mailbox.EmbeddingOpenAI, BaseURL: base, Model: model, Provider: policy.ProviderOpenAI, SecretRef: "embedding::openai"}
+	}
+	return nil
+}
+
+func (a *App) embedders(ctx context.Context, cfg mailbox.Config) (mailbox.Embedder, error) {
+	if cfg.Embedding == nil {
+		return nil, nil
+	}
+	key := ""
+	if cfg.Embedding.SecretRef != "" {
+		var err error
+		if key, err = (mailSecrets{a}).Secret(ctx, cfg.Embedding.SecretRef); err != nil && !errors.Is(err, errNoSecret) {
+			return nil, err
+		}
+		if key == "" && cfg.Embedding.SecretRef == "embedding::openai" {
+			key = a.getenv("OPENAI_API_KEY")
+		}
+	}
+	return mailbox.NewEmbedder(*cfg.Embedding, key, a.HTTPClient)
+}
+
+func orgSecretRef(id string) string  { return "org-mailbox::" + id }
+func userSecretRef(id string) string { return "mailbox::" + id }
+
+var errNoSecret = errors.New("no secret stored")
+
+// mailSecrets gives the indexer the passwords and tokens: an
+// organization's decrypted secret, or the user's from the secret store.
+type mailSecrets struct{ a *App }
+
+func (s mailSecrets) Secret(_ context.Context, ref string) (string, error) {
+	if id, ok := strings.CutPrefix(ref, "org-mailbox::"); ok {
+		for _, m := range s.a.Org.Mailboxes {
+			if m.ID == id && m.Secret != "" {
+				return m.Secret, nil
+			}
+		}
+		ref = userSecretRef(id)
+	}
+	if id, ok := strings.CutPrefix(ref, "embedding::"); ok {
+		for _, e := range s.a.Org.EmbeddingProviders {
+			if e.ID == id && e.APIKey != "" {
+				return e.APIKey, nil
+			}
+		}
+	}
+	v, ok, err := s.a.Secrets.Get(ref, "secret")
+	if err != nil {
+		return "", fmt.Errorf("reading the secret from %s: %w", s.a.Secrets.Where(), err)
+	}
+	if !ok {
+		return "", errNoSecret
+	}
+	return v, nil
+}
+
+// SetMailboxSecret stores a mailbox's password or token.
+func (a *App) SetMailboxSecret(id, secret string) error {
+	return a.Secrets.Set(userSecretRef(id), "secret", secret)
+}
