@@ -132,7 +132,7 @@ func TestErrorMessage(t *testing.T) {
 		`{"error":{"message":"m1","type":"x"}}`: "m1",
 		`{"error":"m2"}`:                        "m2",
 		`{"message":"m3"}`:                      "m3",
-		"<html>\n  Bad   gateway </html>":        "<html> Bad gateway </html>",
+		"<html>\n  Bad   gateway </html>":       "<html> Bad gateway </html>",
 		"":                                      "(empty body)",
 	} {
 		if got := ErrorMessage([]byte(in)); got != want {
