@@ -481,11 +481,13 @@ func (ix *Indexer) fetchFolder(ctx context.Context, c *imapclient.Client, cfg Co
 // embedder's model.
 func (ix *Indexer) embedPending(ctx context.Context, mailboxID string, emb Embedder) (int, error) {
 	n := 0
+	var after int64
 	for {
-		pend, err := ix.o.Index.PendingChunks(ctx, mailboxID, emb.Model(), 32)
+		pend, err := ix.o.Index.PendingChunks(ctx, mailboxID, emb.Model(), after, 64)
 		if err != nil || len(pend) == 0 {
 			return n, err
 		}
+		after = pend[len(pend)-1].ID
 		texts := make([]string, len(pend))
 		for i, p := range pend {
 			texts[i] = p.Text

@@ -61,6 +61,10 @@ CREATE TABLE IF NOT EXISTS mails(
 	encryption TEXT NOT NULL DEFAULT '',
 	has_attachments INTEGER NOT NULL DEFAULT 0,
 	size INTEGER NOT NULL DEFAULT 0,
+	-- Kept by the location triggers, so filters need no subquery.
+	loc_count INTEGER NOT NULL DEFAULT 0,
+	any_seen INTEGER NOT NULL DEFAULT 0,
+	any_flagged INTEGER NOT NULL DEFAULT 0,
 	UNIQUE(mailbox_id, content_key)
 );
 CREATE INDEX IF NOT EXISTS mails_received ON mails(mailbox_id, received DESC);
@@ -77,6 +81,24 @@ CREATE TABLE IF NOT EXISTS locations(
 	PRIMARY KEY(folder_id, uid)
 );
 CREATE INDEX IF NOT EXISTS locations_mail ON locations(mail_id);
+CREATE TRIGGER IF NOT EXISTS locations_insert AFTER INSERT ON locations BEGIN
+	UPDATE mails SET loc_count = (SELECT COUNT(*) FROM locations WHERE mail_id = NEW.mail_id),
+		any_seen = EXISTS(SELECT 1 FROM locations WHERE mail_id = NEW.mail_id AND seen = 1),
+		any_flagged = EXISTS(SELECT 1 FROM locations WHERE mail_id = NEW.mail_id AND flagged = 1)
+	WHERE id = NEW.mail_id;
+END;
+CREATE TRIGGER IF NOT EXISTS locations_update AFTER UPDATE ON locations BEGIN
+	UPDATE mails SET loc_count = (SELECT COUNT(*) FROM locations WHERE mail_id = mails.id),
+		any_seen = EXISTS(SELECT 1 FROM locations WHERE mail_id = mails.id AND seen = 1),
+		any_flagged = EXISTS(SELECT 1 FROM locations WHERE mail_id = mails.id AND flagged = 1)
+	WHERE id IN (NEW.mail_id, OLD.mail_id);
+END;
+CREATE TRIGGER IF NOT EXISTS locations_delete AFTER DELETE ON locations BEGIN
+	UPDATE mails SET loc_count = (SELECT COUNT(*) FROM locations WHERE mail_id = OLD.mail_id),
+		any_seen = EXISTS(SELECT 1 FROM locations WHERE mail_id = OLD.mail_id AND seen = 1),
+		any_flagged = EXISTS(SELECT 1 FROM locations WHERE mail_id = OLD.mail_id AND flagged = 1)
+	WHERE id = OLD.mail_id;
+END;
 CREATE TABLE IF NOT EXISTS parts(
 	mail_id TEXT NOT NULL REFERENCES mails(id) ON DELETE CASCADE,
 	kind TEXT NOT NULL,
@@ -352,7 +374,7 @@ func (x *Index) RemoveUIDs(ctx context.Context, mailboxID, path string, uids []u
 func (x *Index) RemoveOrphans(ctx context.Context, mailboxID string) (int64, error) {
 	var n int64
 	err := x.withTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM mails WHERE mailbox_id=? AND NOT EXISTS(SELECT 1 FROM locations l WHERE l.mail_id = mails.id)`, mailboxID)
+		res, err := tx.ExecContext(ctx, `DELETE FROM mails WHERE mailbox_id=? AND loc_count = 0`, mailboxID)
 		if err != nil {
 			return fmt.Errorf("mailindex: remove orphans: %w", err)
 		}
@@ -376,7 +398,7 @@ func (x *Index) PendingRemovals(ctx context.Context, mailboxID string) (int64, e
 		return 0, err
 	}
 	var n int64
-	err = x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM mails WHERE mailbox_id=? AND NOT EXISTS(SELECT 1 FROM locations l WHERE l.mail_id = mails.id)`, mailboxID).Scan(&n)
+	err = x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM mails WHERE mailbox_id=? AND loc_count = 0`, mailboxID).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("mailindex: pending removals: %w", err)
 	}

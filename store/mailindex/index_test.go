@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -233,7 +234,7 @@ func TestVectors(t *testing.T) {
 	x := openTest(t)
 	seed(t, x)
 	ctx := context.Background()
-	pend, err := x.PendingChunks(ctx, "mb", "m1", 100)
+	pend, err := x.PendingChunks(ctx, "mb", "m1", 0, 100)
 	if err != nil || len(pend) != 4 {
 		t.Fatalf("pending: %d %v", len(pend), err)
 	}
@@ -246,10 +247,10 @@ func TestVectors(t *testing.T) {
 	if err := x.SetEmbeddings(ctx, "m1", vecs); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := x.PendingChunks(ctx, "mb", "m1", 100); len(p) != 0 {
+	if p, _ := x.PendingChunks(ctx, "mb", "m1", 0, 100); len(p) != 0 {
 		t.Errorf("still pending: %v", p)
 	}
-	if p, _ := x.PendingChunks(ctx, "mb", "m2", 100); len(p) != 4 {
+	if p, _ := x.PendingChunks(ctx, "mb", "m2", 0, 100); len(p) != 4 {
 		t.Errorf("a model change re-embeds: %d pending", len(p))
 	}
 	hits, err := x.SearchVector(ctx, "mb", Filter{}, "m1", []float32{0, 1, 0}, 10)
@@ -401,7 +402,7 @@ func TestVectorCacheFollowsWrites(t *testing.T) {
 	x := openTest(t)
 	seed(t, x)
 	ctx := context.Background()
-	pend, _ := x.PendingChunks(ctx, "mb", "m", 100)
+	pend, _ := x.PendingChunks(ctx, "mb", "m", 0, 100)
 	vecs := map[int64][]float32{}
 	for _, c := range pend {
 		vecs[c.ID] = []float32{1, 0}
@@ -436,6 +437,53 @@ func TestVectorCacheFollowsWrites(t *testing.T) {
 		}
 		if len(hits) == 0 {
 			t.Errorf("filter %+v: nothing found", f)
+		}
+	}
+}
+
+func TestWordPathsAgree(t *testing.T) {
+	x := openTest(t)
+	ctx := context.Background()
+	if err := x.SaveFolder(ctx, Folder{MailboxID: "mb", Path: "INBOX", ServerMessages: -1, ServerUnseen: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.SaveFolder(ctx, Folder{MailboxID: "other", Path: "INBOX", ServerMessages: -1, ServerUnseen: -1}); err != nil {
+		t.Fatal(err)
+	}
+	var mb, other []Incoming
+	for i := 0; i < 120; i++ {
+		body := strings.Repeat("alpha ", 1+i%7) + strings.Repeat("beta ", 1+i%5)
+		it := incoming(uint32(i+1), fmt.Sprint("k", i), fmt.Sprint("S", i), "a", "b", body, day.Add(time.Duration(i)*time.Hour), Flags{Seen: i%2 == 0})
+		it.Chunks = []string{body, "gamma " + body}
+		mb = append(mb, it)
+		other = append(other, incoming(uint32(i+1), fmt.Sprint("o", i), "O", "a", "b", "alpha alpha alpha alpha alpha alpha alpha alpha", day, Flags{}))
+	}
+	if err := x.AddBatch(ctx, "mb", "INBOX", mb); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.AddBatch(ctx, "other", "INBOX", other); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		q     string
+		f     Filter
+		limit int
+	}{{"alpha", Filter{}, 10}, {"alpha beta", Filter{Unread: ptr(true)}, 25}, {"gamma", Filter{}, 200}, {"beta", Filter{Before: day.Add(10 * time.Hour)}, 5}} {
+		fast, err := x.SearchWords(ctx, "mb", tc.f, tc.q, tc.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow, err := x.searchWordsExhaustive(ctx, "mb", tc.f, MatchQuery(tc.q), tc.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fast) != len(slow) {
+			t.Fatalf("%q: fast %d hits, exhaustive %d", tc.q, len(fast), len(slow))
+		}
+		for i := range fast {
+			if math.Abs(fast[i].Score-slow[i].Score) > 1e-9 {
+				t.Errorf("%q hit %d: fast %+v, exhaustive %+v", tc.q, i, fast[i], slow[i])
+			}
 		}
 	}
 }

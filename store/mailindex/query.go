@@ -22,8 +22,11 @@ func filterSQL(mailboxID string, f Filter) (string, []any) {
 	var w []string
 	args := []any{mailboxID}
 	w = append(w, "m.mailbox_id = ?")
+	// A mail whose last location went is pending removal: not found.
+	w = append(w, "m.loc_count > 0")
 	if f.Folder != "" || f.SpecialUse != "" {
-		q := "EXISTS(SELECT 1 FROM locations l JOIN folders fo ON fo.id = l.folder_id WHERE l.mail_id = m.id"
+		q := "m.id IN (SELECT l.mail_id FROM locations l JOIN folders fo ON fo.id = l.folder_id WHERE fo.mailbox_id = ?"
+		args = append(args, mailboxID)
 		if f.Folder != "" {
 			q += " AND fo.path = ?"
 			args = append(args, f.Folder)
@@ -33,9 +36,6 @@ func filterSQL(mailboxID string, f Filter) (string, []any) {
 			args = append(args, f.SpecialUse)
 		}
 		w = append(w, q+")")
-	} else {
-		// A mail whose last location went is pending removal: not found.
-		w = append(w, "EXISTS(SELECT 1 FROM locations l WHERE l.mail_id = m.id)")
 	}
 	if f.From != "" {
 		w = append(w, `m.from_text LIKE ? ESCAPE '\'`)
@@ -54,18 +54,12 @@ func filterSQL(mailboxID string, f Filter) (string, []any) {
 		args = append(args, f.Before.Unix())
 	}
 	if f.Unread != nil {
-		q := "EXISTS(SELECT 1 FROM locations l WHERE l.mail_id = m.id AND l.seen = 1)"
-		if *f.Unread {
-			q = "NOT " + q
-		}
-		w = append(w, q)
+		w = append(w, "m.any_seen = ?")
+		args = append(args, b2i(!*f.Unread))
 	}
 	if f.Flagged != nil {
-		q := "EXISTS(SELECT 1 FROM locations l WHERE l.mail_id = m.id AND l.flagged = 1)"
-		if !*f.Flagged {
-			q = "NOT " + q
-		}
-		w = append(w, q)
+		w = append(w, "m.any_flagged = ?")
+		args = append(args, b2i(*f.Flagged))
 	}
 	if f.Encrypted != nil {
 		if *f.Encrypted {
@@ -116,6 +110,93 @@ func (x *Index) SearchWords(ctx context.Context, mailboxID string, f Filter, que
 	if mq == "" || limit <= 0 {
 		return nil, nil
 	}
+	// Fast path: the best-ranked chunks of the whole table, then the mails
+	// among them that belong here and meet f. Ranked in order, the first
+	// chunk seen of a mail is its best, so the first limit mails are the
+	// answer once enough candidates were read.
+	for k := limit * 4; k <= maxCandidates; k *= 4 {
+		hits, complete, err := x.wordCandidates(ctx, mailboxID, f, mq, k, limit)
+		if err != nil {
+			return nil, err
+		}
+		if complete {
+			return hits, nil
+		}
+	}
+	return x.searchWordsExhaustive(ctx, mailboxID, f, mq, limit)
+}
+
+// maxCandidates bounds the fast path before the exhaustive query runs.
+const maxCandidates = 8192
+
+func (x *Index) wordCandidates(ctx context.Context, mailboxID string, f Filter, mq string, k, limit int) ([]Hit, bool, error) {
+	rows, err := x.db.QueryContext(ctx, `SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?`, mq, k)
+	if err != nil {
+		return nil, false, fmt.Errorf("mailindex: search words: %w", err)
+	}
+	type cand struct {
+		id    int64
+		score float64
+	}
+	var cands []cand
+	for rows.Next() {
+		var c cand
+		if err := rows.Scan(&c.id, &c.score); err != nil {
+			rows.Close()
+			return nil, false, fmt.Errorf("mailindex: search words: %w", err)
+		}
+		cands = append(cands, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("mailindex: search words: %w", err)
+	}
+	exhausted := len(cands) < k
+	if len(cands) == 0 {
+		return nil, true, nil
+	}
+	qargs := make([]any, 0, len(cands)+8)
+	for _, c := range cands {
+		qargs = append(qargs, c.id)
+	}
+	where, args := filterSQL(mailboxID, f)
+	// CROSS JOIN keeps chunks (looked up by rowid) as the outer loop.
+	mrows, err := x.db.QueryContext(ctx, `SELECT c.id, c.mail_id FROM chunks c CROSS JOIN mails m ON m.id = c.mail_id
+		WHERE c.id IN (`+strings.Repeat("?,", len(cands)-1)+`?) AND `+where, append(qargs, args...)...)
+	if err != nil {
+		return nil, false, fmt.Errorf("mailindex: search words: %w", err)
+	}
+	mailOf := map[int64]string{}
+	for mrows.Next() {
+		var id int64
+		var mail string
+		if err := mrows.Scan(&id, &mail); err != nil {
+			mrows.Close()
+			return nil, false, fmt.Errorf("mailindex: search words: %w", err)
+		}
+		mailOf[id] = mail
+	}
+	mrows.Close()
+	if err := mrows.Err(); err != nil {
+		return nil, false, fmt.Errorf("mailindex: search words: %w", err)
+	}
+	seen := map[string]bool{}
+	var hits []Hit
+	for _, c := range cands {
+		mail, ok := mailOf[c.id]
+		if !ok || seen[mail] {
+			continue
+		}
+		seen[mail] = true
+		hits = append(hits, Hit{MailID: mail, ChunkID: c.id, Score: -c.score})
+		if len(hits) == limit {
+			return hits, true, nil
+		}
+	}
+	return hits, exhausted, nil
+}
+
+func (x *Index) searchWordsExhaustive(ctx context.Context, mailboxID string, f Filter, mq string, limit int) ([]Hit, error) {
 	where, args := filterSQL(mailboxID, f)
 	// bm25 cannot stand inside an aggregate; the materialized CTE ranks
 	// every matching chunk first, then each mail keeps its best.
@@ -250,12 +331,13 @@ func (x *Index) ChunkTexts(ctx context.Context, ids []int64) (map[int64]string, 
 	return out, nil
 }
 
-// PendingChunks returns up to limit chunks of a mailbox not yet embedded
-// with model (never embedded, or with another model).
-func (x *Index) PendingChunks(ctx context.Context, mailboxID, model string, limit int) ([]ChunkText, error) {
+// PendingChunks returns up to limit chunks of a mailbox with an ID above
+// after, not yet embedded with model (never embedded, or with another
+// model), in ID order. Pass the last ID of one call to the next.
+func (x *Index) PendingChunks(ctx context.Context, mailboxID, model string, after int64, limit int) ([]ChunkText, error) {
 	rows, err := x.db.QueryContext(ctx, `SELECT c.id, t.text FROM chunks c JOIN mails m ON m.id = c.mail_id
 		JOIN chunks_fts t ON t.rowid = c.id
-		WHERE m.mailbox_id = ? AND (c.embedding IS NULL OR c.model <> ?) ORDER BY c.id LIMIT ?`, mailboxID, model, limit)
+		WHERE c.id > ? AND m.mailbox_id = ? AND (c.embedding IS NULL OR c.model <> ?) ORDER BY c.id LIMIT ?`, after, mailboxID, model, limit)
 	if err != nil {
 		return nil, fmt.Errorf("mailindex: pending chunks: %w", err)
 	}
@@ -449,7 +531,7 @@ func (x *Index) MailIDByMessageID(ctx context.Context, mailboxID, messageID stri
 	}
 	var id string
 	err := x.db.QueryRowContext(ctx, `SELECT m.id FROM mails m WHERE m.mailbox_id=? AND m.message_id=?
-		AND EXISTS(SELECT 1 FROM locations l WHERE l.mail_id = m.id) ORDER BY m.received LIMIT 1`, mailboxID, messageID).Scan(&id)
+		AND m.loc_count > 0 ORDER BY m.received LIMIT 1`, mailboxID, messageID).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}

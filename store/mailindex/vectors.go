@@ -179,7 +179,7 @@ func (x *Index) located(ctx context.Context, hits []Hit, limit int) ([]Hit, erro
 		for i, h := range page {
 			ids[i] = h.MailID
 		}
-		rows, err := x.db.QueryContext(ctx, `SELECT DISTINCT mail_id FROM locations WHERE mail_id IN (`+strings.Repeat("?,", len(ids)-1)+`?)`, toAny(ids)...)
+		rows, err := x.db.QueryContext(ctx, `SELECT id FROM mails WHERE loc_count > 0 AND id IN (`+strings.Repeat("?,", len(ids)-1)+`?)`, toAny(ids)...)
 		if err != nil {
 			return nil, fmt.Errorf("mailindex: check locations: %w", err)
 		}
