@@ -8,7 +8,9 @@ type matcher struct {
 	root  [256]int32 // transitions of the root, dense
 	nodes []acNode
 	edges []acEdge
-	outs  [][]int32 // pattern ids ending at each node
+	// outs[outStart[n]:outStart[n+1]] are the pattern ids ending at node n.
+	outs     []int32
+	outStart []int32
 	// report is the first node on the fail chain of each node (itself
 	// included) that has outputs, or -1.
 	report []int32
@@ -63,7 +65,12 @@ func newMatcher(patterns []string) *matcher {
 		}
 		outs[cur] = append(outs[cur], int32(id))
 	}
-	m := &matcher{nodes: make([]acNode, len(kids)), outs: outs}
+	m := &matcher{nodes: make([]acNode, len(kids)), outStart: make([]int32, len(kids)+1)}
+	for i, o := range outs {
+		m.outStart[i] = int32(len(m.outs))
+		m.outs = append(m.outs, o...)
+	}
+	m.outStart[len(kids)] = int32(len(m.outs))
 	total := 0
 	for _, ks := range kids {
 		total += len(ks)
@@ -100,7 +107,7 @@ func newMatcher(patterns []string) *matcher {
 				f = m.nodes[f].fail
 			}
 			fl := m.nodes[e.next].fail
-			if len(m.outs[fl]) > 0 {
+			if m.hasOut(fl) {
 				m.nodes[e.next].dict = fl
 			} else {
 				m.nodes[e.next].dict = m.nodes[fl].dict
@@ -111,7 +118,7 @@ func newMatcher(patterns []string) *matcher {
 	m.report = make([]int32, len(kids))
 	m.report[0] = -1
 	for _, n := range bfs {
-		if len(m.outs[n]) > 0 {
+		if m.hasOut(n) {
 			m.report[n] = n
 		} else {
 			m.report[n] = m.nodes[n].dict
@@ -152,6 +159,8 @@ func newMatcher(patterns []string) *matcher {
 	}
 	return m
 }
+
+func (m *matcher) hasOut(n int32) bool { return m.outStart[n+1] > m.outStart[n] }
 
 func (m *matcher) children(n int32) []acEdge {
 	nd := m.nodes[n]
@@ -205,7 +214,7 @@ func (m *matcher) each(text []byte, fn func(end int, id int32)) {
 			s = m.nodes[s].fail
 		}
 		for o := m.report[s]; o > 0; o = m.nodes[o].dict {
-			for _, id := range m.outs[o] {
+			for _, id := range m.outs[m.outStart[o]:m.outStart[o+1]] {
 				fn(i+1, id)
 			}
 		}

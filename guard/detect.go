@@ -213,8 +213,11 @@ func compile() *detectors {
 				wordEnd:   isWordRune(last) && spacedScript(last),
 			})
 			if spacedScript(first) {
+				// Spaced-out letters are matched against the core categories
+				// only; the other phrases are too long to be spelled out.
 				compact := compactLetters(f)
-				if utf8.RuneCountInString(compact) >= 10 && !spacedSeen[compact] {
+				core := t.category == Override || t.category == Jailbreak || t.category == Exfiltration || t.category == RoleOverride
+				if core && utf8.RuneCountInString(compact) >= 10 && utf8.RuneCountInString(compact) <= 40 && !spacedSeen[compact] {
 					spacedSeen[compact] = true
 					spacedPatterns = append(spacedPatterns, compact)
 					d.spacedLen = append(d.spacedLen, len(compact))
