@@ -2,19 +2,42 @@
 // from outside: web pages, mails, files, retrieval passages and data source
 // descriptions.
 //
-// A Filter reads each text the way a model would (JSON and JavaScript escapes
-// and XML/HTML character references decoded, invisible characters dropped),
-// looks for invisible carriers, role and delimiter spoofing, known
-// instruction phrases in several languages, encoded carriers, spaced-out and
-// shuffled letters, and neutralizes what it finds: a suspicious span is
-// replaced by a marker, an invisible carrier is removed silently, and the
-// rest of the text stays. Findings are reported to the user once per action
-// through a Reporter.
+// A Filter reads each text the way a model would: one left-to-right pass
+// decodes JSON and JavaScript escapes and XML/HTML character references and
+// drops invisible characters, keeping for every byte the unit of the
+// original it came from, so a match is neutralized together with the whole
+// escape sequences it was written in. On that readable view it looks for
 //
-// The filter never rejects content and never fails a request: when the
-// optional external classifier cannot be reached or answers garbage, the
-// heuristic result is used and a warning is reported (fail open). Nothing may
-// depend on the filter having run; it is a signal, not a security boundary.
+//   - invisible carriers: Unicode tag characters (decoded for the report,
+//     then stripped; emoji flag subdivisions stay), zero-width and format
+//     characters (ZWJ and ZWNJ stay inside emoji and joining scripts), bidi
+//     controls (overrides are reported), variation-selector runs;
+//   - fake turns and delimiters (<|im_start|>, [INST], "Human:" at a line
+//     start, closing tags of wrappers such as </untrusted>);
+//   - known instruction phrases in English, German, French, Spanish,
+//     Italian, Portuguese, Dutch, Russian, Chinese, Japanese and Korean, with
+//     an Aho-Corasick matcher on a lowercased, accent- and width-folded,
+//     whitespace-collapsed view, plus structural rules run around trigger
+//     words;
+//   - base64 and hex carriers that decode to such instructions;
+//   - spaced-out letters, shuffled inner letters and digits for letters.
+//
+// What it finds is neutralized: a suspicious span (to the end of its
+// sentence) is replaced by Marker, an invisible carrier is removed silently,
+// and the rest of the text stays. The filter never rejects content. Findings
+// are reported to the user once per action through a Reporter (see
+// Filter.BeginAction).
+//
+// An optional external classifier (ClassifierOptions) adds its spans. When
+// it cannot be reached or answers outside its protocol, the heuristic result
+// stands and a warning is reported: the filter fails open, and nothing may
+// depend on it having run. It is a signal for the user and the log, not a
+// security boundary; known phrasing is caught, new paraphrases mostly are not
+// (see testdata/README.md for the measured figures).
+//
 // The package opens no connection except to the configured classifier and
-// never logs the content it filters.
+// never logs the content it filters. It does not strip private-use or
+// unassigned characters, does not apply full NFKC (it folds case, accents,
+// full-width forms and common Cyrillic and Greek look-alikes itself), and
+// does not scan files as a stream.
 package guard
