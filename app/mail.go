@@ -236,3 +236,21 @@ func (s mailSecrets) Secret(_ context.Context, ref string) (string, error) {
 func (a *App) SetMailboxSecret(id, secret string) error {
 	return a.Secrets.Set(userSecretRef(id), "secret", secret)
 }
+
+// MailServiceForUser is a retrieval service over the open index for the
+// user's own commands (steward mail search, count, status): the user reads
+// their own mail, so the preview switch of the tools does not apply.
+func (a *App) MailServiceForUser(ctx context.Context) (*mailbox.Service, error) {
+	ix, err := a.mailIndex(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("opening the mail index %s: %w", a.MailIndexPath(), err)
+	}
+	return mailbox.NewService(mailbox.ServiceOptions{
+		Index:     ix,
+		Mailboxes: a.MailboxConfigs,
+		Policy:    a.mailPolicy(),
+		Scheme:    a.Org.Scheme(),
+		Embedders: a.embedders,
+		Logger:    a.Logger,
+	}), nil
+}

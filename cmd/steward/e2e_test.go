@@ -158,8 +158,8 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	if r := steward(t, home, "", nil, "--help"); r.code != 0 || !strings.Contains(r.stdout, "Examples:") {
 		t.Errorf("--help: exit %d, output %q", r.code, r.stdout)
 	}
-	for _, c := range []string{"ask", "chat", "chats", "tools", "providers", "settings", "config", "read"} {
-		if r := steward(t, home, "", nil, c, "--help"); r.code != 0 || !strings.Contains(r.stdout, "Example") {
+	for _, c := range []string{"ask", "chat", "chats", "tools", "providers", "settings", "config", "read", "mail", "mail add", "mail sync", "mail status", "mail search", "mail count"} {
+		if r := steward(t, home, "", nil, append(strings.Fields(c), "--help")...); r.code != 0 || !strings.Contains(r.stdout, "Example") {
 			t.Errorf("%s --help: exit %d, no examples in %q", c, r.code, r.stdout)
 		}
 	}
