@@ -177,6 +177,16 @@ func TestBenignUnchanged(t *testing.T) {
 		"Hex: 48 65 6c 6c 6f 2c 20 77 6f 72 6c 64 21",
 		"Die bisherigen Regeln gelten weiterhin.",
 		"你现在可以下载最新版本。",
+		"Final score\nHuman: 12 wins\nComputer: 9 wins",
+		"Bug report\nSystem: Ubuntu 22.04, kernel 6.8",
+		"<issueManagement><system>GitHub</system></issueManagement>",
+		"<input style=\"display:none\" name=\"honeypot\">",
+		"## Instructions\n\nMix the flour and the butter.",
+		"The tool result arrives in a <tool_result> block.",
+		"Use the search function to find older posts.",
+		"Never send your password to anyone.",
+		"Sources: https://stats.example.com/q?series={unemployment}&region=EU",
+		"Call the sort function with a comparator.",
 	} {
 		o := filterOne(t, s)
 		if o.Text != s || len(o.Findings) != 0 {
