@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/stewardhq/steward/mailbox"
 	"github.com/stewardhq/steward/policy"
@@ -141,10 +142,10 @@ func (s *Search) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecC
 		out.Conditions = nil
 	}
 	type found struct {
-		r     mailbox.Readable
-		box   *mailboxJSON
-		mails []*mailJSON
-		srcs  []tool.Source
+		r        mailbox.Readable
+		box      *mailboxJSON
+		mails    []*mailJSON
+		received []time.Time
 	}
 	var all []*found
 	var b batch
@@ -214,7 +215,7 @@ func (s *Search) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecC
 				b.add(src, "attachment name", &j.Attachments[i].Name)
 			}
 			f.mails = append(f.mails, j)
-			f.srcs = append(f.srcs, source(r.Config.ID, m.ID, j.Subject, j.From, m.Received, loc))
+			f.received = append(f.received, m.Received)
 		}
 	}
 	// One filter batch for everything of every mail of this call.
@@ -244,7 +245,9 @@ func (s *Search) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecC
 			}
 			used += len([]rune(enc))
 			f.box.Mails = append(f.box.Mails, f.mails[i])
-			res.Sources = append(res.Sources, f.srcs[i])
+			// Built after filtering: the title shows what the model saw.
+			j := f.mails[i]
+			res.Sources = append(res.Sources, source(f.r.Config.ID, j.MailID, j.Subject, j.From, f.received[i], loc))
 			contributed[f] = true
 		}
 		if !any {
