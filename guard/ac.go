@@ -1,199 +1,197 @@
 package guard
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // matcher is an Aho-Corasick automaton over bytes: it finds every occurrence
 // of every pattern in one pass over a text.
+//
+// The trie is stored flat and numbered breadth first, which keeps it small
+// (about 13 bytes a node, no allocation per node or pattern):
+//   - the children of node n are the nodes first[n] to first[n+1]-1, in
+//     order of their byte, and label[c] is the byte that leads to node c;
+//   - the nodes up to denseDepth deep come first, so node n < denseNodes has
+//     the complete transition row dense[n*256:], which holds fail moves too.
 type matcher struct {
-	root  [256]int32 // transitions of the root, dense
-	nodes []acNode
-	edges []acEdge
-	// outs[outStart[n]:outStart[n+1]] are the pattern ids ending at node n.
-	outs     []int32
-	outStart []int32
+	first []int32 // len(nodes)+1
+	label []byte
+	fail  []int32
 	// report is the first node on the fail chain of each node (itself
-	// included) that has outputs, or -1.
+	// included) that has outputs, or 0 (the root never has outputs).
 	report []int32
-	// The nodes near the root, where a scan spends most of its time, have
-	// complete transition rows: denseRow[n] indexes dense, or is -1.
-	denseRow []int32
-	dense    []int32
+	// outNode lists the nodes with outputs in increasing order;
+	// outs[outStart[k]:outStart[k+1]] are the pattern ids ending at
+	// outNode[k].
+	outNode  []int32
+	outStart []int32
+	outs     []int32
+
+	denseNodes int32
+	dense      []int32
 }
 
 // denseDepth is the depth up to which nodes get complete transition rows.
 const denseDepth = 3
 
-type acNode struct {
-	first, count int32 // edges[first:first+count], sorted by byte
-	fail         int32
-	dict         int32 // nearest node on the fail chain with outputs, or -1
-}
-
-type acEdge struct {
-	b    byte
-	next int32
-}
-
 // newMatcher builds the automaton for patterns; pattern i is reported as id
 // i. Empty patterns are ignored.
 func newMatcher(patterns []string) *matcher {
-	// Insert the patterns in sorted order: a child then always exists as
-	// the last one added to its parent, so the trie needs no maps.
-	order := make([]int, 0, len(patterns))
+	// Build the trie in insertion order with sibling lists: inserting the
+	// patterns sorted means a child always exists as the last one added to
+	// its parent.
+	order := make([]int32, 0, len(patterns))
 	for i, p := range patterns {
 		if p != "" {
-			order = append(order, i)
+			order = append(order, int32(i))
 		}
 	}
 	sort.Slice(order, func(a, b int) bool { return patterns[order[a]] < patterns[order[b]] })
-	kids := [][]acEdge{nil}
-	outs := [][]int32{nil}
+	capNodes := 1
+	for _, id := range order {
+		capNodes += len(patterns[id])
+	}
+	capNodes = min(capNodes, 1<<22)
+	tLabel := make([]byte, 1, capNodes)
+	tFirst := make([]int32, 1, capNodes) // first child, 0 for none
+	tLast := make([]int32, 1, capNodes)  // last child, 0 for none
+	tNext := make([]int32, 1, capNodes)  // next sibling, 0 for none
+	type out struct{ node, id int32 }
+	var tOut []out
 	for _, id := range order {
 		p := patterns[id]
 		cur := int32(0)
 		for i := 0; i < len(p); i++ {
-			ks := kids[cur]
-			if n := len(ks); n > 0 && ks[n-1].b == p[i] {
-				cur = ks[n-1].next
+			if l := tLast[cur]; l != 0 && tLabel[l] == p[i] {
+				cur = l
 				continue
 			}
-			nx := int32(len(kids))
-			kids = append(kids, nil)
-			outs = append(outs, nil)
-			kids[cur] = append(kids[cur], acEdge{p[i], nx})
+			nx := int32(len(tLabel))
+			tLabel = append(tLabel, p[i])
+			tFirst = append(tFirst, 0)
+			tLast = append(tLast, 0)
+			tNext = append(tNext, 0)
+			if tLast[cur] == 0 {
+				tFirst[cur] = nx
+			} else {
+				tNext[tLast[cur]] = nx
+			}
+			tLast[cur] = nx
 			cur = nx
 		}
-		outs[cur] = append(outs[cur], int32(id))
+		tOut = append(tOut, out{cur, id})
 	}
-	m := &matcher{nodes: make([]acNode, len(kids)), outStart: make([]int32, len(kids)+1)}
-	for i, o := range outs {
-		m.outStart[i] = int32(len(m.outs))
-		m.outs = append(m.outs, o...)
+	n := len(tLabel)
+	// Number the nodes breadth first; the children of a node get
+	// consecutive numbers in byte order.
+	newID := make([]int32, n)
+	bfs := make([]int32, 1, n) // old ids in breadth-first order
+	m := &matcher{first: make([]int32, n+1), label: make([]byte, n), fail: make([]int32, n), report: make([]int32, n)}
+	depth := make([]uint8, n)
+	for qi := 0; qi < len(bfs); qi++ {
+		old := bfs[qi]
+		m.first[qi] = int32(len(bfs))
+		for c := tFirst[old]; c != 0; c = tNext[c] {
+			newID[c] = int32(len(bfs))
+			m.label[len(bfs)] = tLabel[c]
+			depth[len(bfs)] = min(depth[qi]+1, 255)
+			bfs = append(bfs, c)
+		}
 	}
-	m.outStart[len(kids)] = int32(len(m.outs))
-	total := 0
-	for _, ks := range kids {
-		total += len(ks)
+	m.first[n] = int32(n)
+	for i := range tOut {
+		tOut[i].node = newID[tOut[i].node]
 	}
-	m.edges = make([]acEdge, 0, total)
-	for i, ks := range kids {
-		m.nodes[i].first = int32(len(m.edges))
-		m.nodes[i].count = int32(len(ks))
-		m.nodes[i].dict = -1
-		m.edges = append(m.edges, ks...)
+	// Outputs grouped by node, ids of a node in insertion order.
+	slices.SortStableFunc(tOut, func(a, b out) int { return int(a.node) - int(b.node) })
+	for i, o := range tOut {
+		if i == 0 || tOut[i-1].node != o.node {
+			m.outNode = append(m.outNode, o.node)
+			m.outStart = append(m.outStart, int32(len(m.outs)))
+		}
+		m.outs = append(m.outs, o.id)
 	}
-	for _, e := range m.children(0) {
-		m.root[e.b] = e.next
+	m.outStart = append(m.outStart, int32(len(m.outs)))
+	hasOut := make([]bool, n)
+	for _, nd := range m.outNode {
+		hasOut[nd] = true
 	}
-	// Fail links, breadth first.
-	queue := make([]int32, 0, len(kids))
-	for _, e := range m.children(0) {
-		queue = append(queue, e.next)
+	// Fail links and report nodes, breadth first, so a node's fail target
+	// is complete before the node.
+	for s := int32(1); s < int32(n); s++ {
+		if hasOut[s] {
+			m.report[s] = s
+		}
 	}
-	bfs := make([]int32, 0, len(kids))
-	for qi := 0; qi < len(queue); qi++ {
-		n := queue[qi]
-		bfs = append(bfs, n)
-		for _, e := range m.children(n) {
-			f := m.nodes[n].fail
-			for {
-				if nx, ok := m.child(f, e.b); ok {
-					m.nodes[e.next].fail = nx
-					break
+	for s := int32(0); s < int32(n); s++ {
+		for c := m.first[s]; c < m.first[s+1]; c++ {
+			f := int32(0)
+			if s != 0 {
+				f = m.fail[s]
+				for {
+					if nx, ok := m.child(f, m.label[c]); ok {
+						f = nx
+						break
+					}
+					if f == 0 {
+						break
+					}
+					f = m.fail[f]
 				}
-				if f == 0 {
-					break
-				}
-				f = m.nodes[f].fail
 			}
-			fl := m.nodes[e.next].fail
-			if m.hasOut(fl) {
-				m.nodes[e.next].dict = fl
-			} else {
-				m.nodes[e.next].dict = m.nodes[fl].dict
+			m.fail[c] = f
+			if !hasOut[c] {
+				m.report[c] = m.report[f]
 			}
-			queue = append(queue, e.next)
 		}
 	}
-	m.report = make([]int32, len(kids))
-	m.report[0] = -1
-	for _, n := range bfs {
-		if m.hasOut(n) {
-			m.report[n] = n
-		} else {
-			m.report[n] = m.nodes[n].dict
-		}
+	// Complete rows for the shallow nodes, which are the first ones.
+	for m.denseNodes < int32(n) && depth[m.denseNodes] <= denseDepth {
+		m.denseNodes++
 	}
-	// Complete rows for the root and the shallow nodes, in breadth-first
-	// order so a node's fail row exists before its own.
-	m.denseRow = make([]int32, len(kids))
-	for i := range m.denseRow {
-		m.denseRow[i] = -1
-	}
-	depth := make([]int, len(kids))
-	for _, e := range m.children(0) {
-		depth[e.next] = 1
-	}
-	addRow := func(n int32) {
-		row := int32(len(m.dense) / 256)
-		m.denseRow[n] = row
-		m.dense = append(m.dense, make([]int32, 256)...)
-		r := m.dense[int(row)*256 : int(row)*256+256]
-		if n == 0 {
-			copy(r, m.root[:])
-			return
+	m.dense = make([]int32, int(m.denseNodes)*256)
+	for s := int32(0); s < m.denseNodes; s++ {
+		r := m.dense[int(s)*256 : int(s)*256+256]
+		if s != 0 {
+			copy(r, m.dense[int(m.fail[s])*256:][:256])
 		}
-		copy(r, m.dense[int(m.denseRow[m.nodes[n].fail])*256:][:256])
-		for _, e := range m.children(n) {
-			r[e.b] = e.next
-		}
-	}
-	addRow(0)
-	for _, n := range bfs {
-		for _, e := range m.children(n) {
-			depth[e.next] = depth[n] + 1
-		}
-		if depth[n] <= denseDepth {
-			addRow(n)
+		for c := m.first[s]; c < m.first[s+1]; c++ {
+			r[m.label[c]] = c
 		}
 	}
 	return m
 }
 
-func (m *matcher) hasOut(n int32) bool { return m.outStart[n+1] > m.outStart[n] }
-
-func (m *matcher) children(n int32) []acEdge {
-	nd := m.nodes[n]
-	return m.edges[nd.first : nd.first+nd.count]
-}
-
+// child returns the child of node n reached by byte b.
 func (m *matcher) child(n int32, b byte) (int32, bool) {
-	if n == 0 {
-		nx := m.root[b]
-		return nx, nx != 0
-	}
-	es := m.children(n)
-	if len(es) <= 8 {
-		for _, e := range es {
-			if e.b == b {
-				return e.next, true
+	lo, hi := m.first[n], m.first[n+1]
+	if hi-lo <= 8 {
+		for c := lo; c < hi; c++ {
+			if m.label[c] == b {
+				return c, true
 			}
 		}
 		return 0, false
 	}
-	lo, hi := 0, len(es)
 	for lo < hi {
 		mid := (lo + hi) / 2
-		if es[mid].b < b {
+		if m.label[mid] < b {
 			lo = mid + 1
 		} else {
 			hi = mid
 		}
 	}
-	if lo < len(es) && es[lo].b == b {
-		return es[lo].next, true
+	if lo < m.first[n+1] && m.label[lo] == b {
+		return lo, true
 	}
 	return 0, false
+}
+
+// outputs returns the pattern ids ending at node n, which has outputs.
+func (m *matcher) outputs(n int32) []int32 {
+	k, _ := slices.BinarySearch(m.outNode, n)
+	return m.outs[m.outStart[k]:m.outStart[k+1]]
 }
 
 // each calls fn for every occurrence, with the end offset (exclusive) in text
@@ -203,18 +201,18 @@ func (m *matcher) each(text []byte, fn func(end int, id int32)) {
 	for i := 0; i < len(text); i++ {
 		b := text[i]
 		for {
-			if row := m.denseRow[s]; row >= 0 {
-				s = m.dense[int(row)<<8|int(b)]
+			if s < m.denseNodes {
+				s = m.dense[int(s)<<8|int(b)]
 				break
 			}
 			if nx, ok := m.child(s, b); ok {
 				s = nx
 				break
 			}
-			s = m.nodes[s].fail
+			s = m.fail[s]
 		}
-		for o := m.report[s]; o > 0; o = m.nodes[o].dict {
-			for _, id := range m.outs[m.outStart[o]:m.outStart[o+1]] {
+		for o := m.report[s]; o > 0; o = m.report[m.fail[o]] {
+			for _, id := range m.outputs(o) {
 				fn(i+1, id)
 			}
 		}

@@ -46,3 +46,14 @@ func BenchmarkFilterLargePage(b *testing.B) {
 		f.FilterText(ctx, Source{Kind: WebContent, Label: "bench"}, page)
 	}
 }
+
+// BenchmarkBuild measures the build of the rules that the first filtered
+// text of a process pays (New itself builds nothing).
+func BenchmarkBuild(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if d := compile(); d.ac == nil {
+			b.Fatal("no automaton built")
+		}
+	}
+}

@@ -14,14 +14,27 @@ const (
 	kindTrigger
 )
 
+// patternMeta describes one pattern of the automaton in 8 bytes, since there
+// are tens of thousands of them.
 type patternMeta struct {
-	kind      int
-	category  Category
-	length    int
-	prefix    bool // the last word may continue
-	wordStart bool // must start at a word boundary
-	wordEnd   bool // must end at a word boundary
-	rule      int  // regex rule of a trigger
+	kind      uint8
+	cat       uint8 // index in Categories
+	prefix    bool  // the last word may continue
+	wordStart bool  // must start at a word boundary
+	wordEnd   bool  // must end at a word boundary
+	rule      uint8 // regex rule of a trigger
+	length    uint16
+}
+
+func (m patternMeta) category() Category { return Categories[m.cat] }
+
+func categoryIndex(c Category) uint8 {
+	for i, x := range Categories {
+		if x == c {
+			return uint8(i)
+		}
+	}
+	panic("guard: unknown category " + string(c))
 }
 
 // regexRule is a structural rule run on the folded view around the places
@@ -65,7 +78,18 @@ type detectors struct {
 	typoEnds [26][26]bool
 }
 
+// compiledDetectors builds the rules on the first use; every filter of the
+// process shares them, and they are only read afterwards.
 var compiledDetectors = sync.OnceValue(compile)
+
+// phraseRule holds the rule names of phrase matches, by category index.
+var phraseRule = func() []string {
+	r := make([]string, len(Categories))
+	for i, c := range Categories {
+		r[i] = "phrase." + string(c)
+	}
+	return r
+}()
 
 const (
 	overrideVerbs = `ignore|disregard|forget|neglect|discard|abandon|set aside|do not follow|don't follow|dont follow|stop following|pay no attention to|no longer follow`
@@ -208,7 +232,7 @@ func compile() *detectors {
 			last, _ := utf8.DecodeLastRuneInString(f)
 			patterns = append(patterns, f)
 			d.meta = append(d.meta, patternMeta{
-				kind: kindPhrase, category: t.category, length: len(f), prefix: prefix,
+				kind: kindPhrase, cat: categoryIndex(t.category), length: uint16(len(f)), prefix: prefix,
 				wordStart: isWordRune(first) && spacedScript(first),
 				wordEnd:   isWordRune(last) && spacedScript(last),
 			})
@@ -249,7 +273,7 @@ func compile() *detectors {
 			first, _ := utf8.DecodeRuneInString(tr)
 			last, _ := utf8.DecodeLastRuneInString(tr)
 			patterns = append(patterns, tr)
-			d.meta = append(d.meta, patternMeta{kind: kindTrigger, length: len(tr), rule: ri,
+			d.meta = append(d.meta, patternMeta{kind: kindTrigger, length: uint16(len(tr)), rule: uint8(ri),
 				wordStart: isWordRune(first), wordEnd: isWordRune(last) && tr != "http"})
 		}
 	}
@@ -338,7 +362,7 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 	var triggers [][]int
 	d.ac.each(v.fold, func(end int, id int32) {
 		m := d.meta[id]
-		start := end - m.length
+		start := end - int(m.length)
 		if !boundaryOK(v.fold, start, end, m) {
 			return
 		}
@@ -349,7 +373,7 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 			triggers[m.rule] = append(triggers[m.rule], start)
 			return
 		}
-		sc.addMatch(v, "phrase."+string(m.category), m.category, start, end)
+		sc.addMatch(v, phraseRule[m.cat], m.category(), start, end)
 	})
 	for ri, starts := range triggers {
 		r := &d.rules[ri]
@@ -630,7 +654,7 @@ func (d *detectors) scanTypoglycemia(v *view, sc *scan) {
 		d.ac.each(canon[ws:we], func(end int, id int32) {
 			m := d.meta[id]
 			end += ws
-			start := end - m.length
+			start := end - int(m.length)
 			if m.kind != kindPhrase || !boundaryOK(canon, start, end, m) {
 				return
 			}

@@ -137,16 +137,19 @@ type Filter struct {
 	reporter   Reporter
 	classifier *classifier
 	log        *slog.Logger
-	det        *detectors
+	// det returns the compiled rules, built on the first use and shared by
+	// every filter of the process.
+	det func() *detectors
 
 	mu      sync.Mutex
 	depth   int
 	pending pendingReport
 }
 
-// New builds a filter.
+// New returns a filter. It is cheap: the rules are built when the first
+// text is filtered, once per process.
 func New(opts Options) *Filter {
-	f := &Filter{reporter: opts.Reporter, log: opts.Logger, det: compiledDetectors()}
+	f := &Filter{reporter: opts.Reporter, log: opts.Logger, det: compiledDetectors}
 	if f.log == nil {
 		f.log = slog.Default()
 	}
@@ -170,12 +173,16 @@ func (f *Filter) FilterText(ctx context.Context, src Source, text string) Outcom
 func (f *Filter) FilterBatch(ctx context.Context, texts []Text) []Outcome {
 	out := make([]Outcome, len(texts))
 	scans := make([]*scan, len(texts))
+	var det *detectors
 	for i, t := range texts {
 		if strings.TrimSpace(t.Text) == "" {
 			out[i] = Outcome{Text: t.Text}
 			continue
 		}
-		scans[i] = f.det.scan(t.Text)
+		if det == nil {
+			det = f.det()
+		}
+		scans[i] = det.scan(t.Text)
 	}
 	var failed []bool
 	if f.classifier != nil {
