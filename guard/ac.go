@@ -48,11 +48,19 @@ func newMatcher(patterns []string) *matcher {
 		}
 	}
 	sort.Slice(order, func(a, b int) bool { return patterns[order[a]] < patterns[order[b]] })
+	// In sorted order each pattern adds the nodes after its common prefix
+	// with the one before it, which gives the exact node count.
 	capNodes := 1
+	prev := ""
 	for _, id := range order {
-		capNodes += len(patterns[id])
+		p := patterns[id]
+		l := 0
+		for l < len(p) && l < len(prev) && p[l] == prev[l] {
+			l++
+		}
+		capNodes += len(p) - l
+		prev = p
 	}
-	capNodes = min(capNodes, 1<<22)
 	tLabel := make([]byte, 1, capNodes)
 	tFirst := make([]int32, 1, capNodes) // first child, 0 for none
 	tLast := make([]int32, 1, capNodes)  // last child, 0 for none
