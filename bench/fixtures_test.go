@@ -25,7 +25,7 @@ type stream struct {
 }
 
 // streams returns the streamed answers recorded for one API folder
-// ("chat-completions" or "anthropic-messages"), sorted by name. Non-streamed
+// ("chat-completions", "anthropic-messages" or "responses"), sorted by name. Non-streamed
 // answers and answers with an HTTP error status are left out.
 func streams(tb testing.TB, api string) []stream {
 	tb.Helper()
@@ -46,11 +46,17 @@ func streams(tb testing.TB, api string) []stream {
 		}
 		switch {
 		case strings.HasSuffix(path, ".chunks.txt"):
-			body, err := reframe(b, api == "anthropic-messages")
+			bodies, err := reframe(b, api != "chat-completions")
 			if err != nil {
 				return fmt.Errorf("%s: %w", rel, err)
 			}
-			out = append(out, stream{Name: rel, Body: body})
+			for i, body := range bodies {
+				name := rel
+				if len(bodies) > 1 {
+					name = fmt.Sprintf("%s#%d", rel, i)
+				}
+				out = append(out, stream{Name: name, Body: body})
+			}
 		case strings.HasSuffix(path, ".yaml"):
 			bodies, err := cassetteStreams(b)
 			if err != nil {
@@ -75,10 +81,13 @@ func streams(tb testing.TB, api string) []stream {
 }
 
 // reframe turns vercel-ai's JSON lines (SSE framing stripped by its
-// recorder) back into an SSE body: "data:" lines and a final [DONE] for
+// recorder) back into SSE bodies: "data:" lines and a final [DONE] for
 // Chat Completions, "event:"+"data:" pairs named by the type field for
-// Anthropic.
-func reframe(b []byte, named bool) ([]byte, error) {
+// Anthropic and Responses. A file that holds several answers in a row (a
+// new message_start or response.created) gives one body per answer, as
+// each was one HTTP response.
+func reframe(b []byte, named bool) ([][]byte, error) {
+	var out [][]byte
 	var buf bytes.Buffer
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -94,6 +103,10 @@ func reframe(b []byte, named bool) ([]byte, error) {
 			if err := json.Unmarshal(line, &ev); err != nil || ev.Type == "" {
 				return nil, fmt.Errorf("a chunk line without a type: %q", line)
 			}
+			if (ev.Type == "message_start" || ev.Type == "response.created") && buf.Len() > 0 {
+				out = append(out, bytes.Clone(buf.Bytes()))
+				buf.Reset()
+			}
 			fmt.Fprintf(&buf, "event: %s\n", ev.Type)
 		}
 		fmt.Fprintf(&buf, "data: %s\n\n", line)
@@ -104,7 +117,7 @@ func reframe(b []byte, named bool) ([]byte, error) {
 	if !named {
 		buf.WriteString("data: [DONE]\n\n")
 	}
-	return buf.Bytes(), nil
+	return append(out, buf.Bytes()), nil
 }
 
 // cassetteStreams returns the response body of every interaction of a
