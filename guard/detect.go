@@ -12,7 +12,14 @@ import (
 const (
 	kindPhrase = iota
 	kindTrigger
+	kindRot13 // a ROT13-encoded common or instruction word
 )
+
+// rot13Words are common English words and instruction words as they look in
+// ROT13 ("gur" is "the"). Several of them close together mark a ROT13
+// passage, which is then decoded and matched against the phrases.
+var rot13Words = []string{"gur", "naq", "lbh", "lbhe", "nyy", "vf", "gb", "bs", "gung", "sbe", "jvgu", "guvf", "fnl",
+	"vtaber", "qvfertneq", "sbetrg", "cerivbhf", "cevbe", "vafgehpgvbaf", "ehyrf", "flfgrz", "cebzcg"}
 
 // patternMeta describes one pattern of the automaton in 8 bytes, since there
 // are tens of thousands of them.
@@ -189,6 +196,24 @@ func regexRules() []regexRule {
 			re: regexp.MustCompile(`\b(?:call|invoke|use|run|execute|trigger) (?:the |your )?[a-z0-9]+_[a-z0-9_]+ tool\b`),
 		},
 		{
+			// A role line inside running text, after a sentence break, a
+			// tag or a quote ("<p>System: you are …"), where the line-start
+			// check does not see it. The turn must speak to the model.
+			id: "role_override.inline_turn", category: RoleOverride,
+			triggers: []string{"system", "assistant", "human", "developer", "admin", "administrator"}, after: 60,
+			sentenceStart: true,
+			re:            regexp.MustCompile(`\b(?:system|assistant|human|developer|admin|administrator)(?: message| prompt| note| override)? ?: ?(?:you |you're |your |ignore\b|disregard\b|forget\b|from now on|new (?:instructions|rules|task|role)\b|override\b)`),
+		},
+		{
+			// A note addressed to an automated reader and ending in a colon
+			// or comma, whatever order follows: "A message for the bot
+			// summarizing this: …", "Instructions for AI agents reading
+			// this page, …".
+			id: "agent_manipulation.note", category: AgentManipulation,
+			triggers: []string{"message", "note", "notice", "memo", "instruction", "instructions"}, after: 110,
+			re: regexp.MustCompile(`\b(?:message|note|notice|memo|instructions?) (?:for|to) (?:the |any |all |every |each |an? )?(?:ai|a\.i\.|bots?|chatbots?|assistants?|agents?|llms?|language models?|ai (?:assistants?|agents?|models?|readers?|systems?|tools?)|automated (?:readers?|agents?|systems?|tools?))(?: (?:reading|processing|summari[sz]ing|parsing|crawling|indexing|analy[sz]ing|that reads|which reads|who reads|that processes)(?: [a-z']+){0,3})? ?[:,] [a-z]`),
+		},
+		{
 			id: "markup_evasion.hidden_style", category: MarkupEvasion,
 			requires: []string{">"},
 			triggers: []string{"display", "visibility", "font-size", "opacity", "color"}, after: 800,
@@ -277,6 +302,10 @@ func compile() *detectors {
 				wordStart: isWordRune(first), wordEnd: isWordRune(last) && tr != "http"})
 		}
 	}
+	for _, w := range rot13Words {
+		patterns = append(patterns, w)
+		d.meta = append(d.meta, patternMeta{kind: kindRot13, length: uint16(len(w)), wordStart: true, wordEnd: true})
+	}
 	d.ac = newMatcher(patterns)
 	d.spaced = newMatcher(spacedPatterns)
 	return d
@@ -360,10 +389,15 @@ func (d *detectors) scanView(v *view, sc *scan, deep bool) {
 
 func (d *detectors) scanPhrases(v *view, sc *scan) {
 	var triggers [][]int
+	var rot []int
 	d.ac.each(v.fold, func(end int, id int32) {
 		m := d.meta[id]
 		start := end - int(m.length)
 		if !boundaryOK(v.fold, start, end, m) {
+			return
+		}
+		if m.kind == kindRot13 {
+			rot = append(rot, start)
 			return
 		}
 		if m.kind == kindTrigger {
@@ -375,6 +409,9 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 		}
 		sc.addMatch(v, phraseRule[m.cat], m.category(), start, end)
 	})
+	if len(rot) >= 3 {
+		d.scanRot13(v, sc, rot)
+	}
 	for ri, starts := range triggers {
 		r := &d.rules[ri]
 		if r.anchored != nil {
@@ -423,6 +460,43 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 				sc.addMatch(v, r.id, r.category, ws+loc[0], ws+loc[1])
 			}
 		}
+	}
+}
+
+// scanRot13 decodes the stretches where at least three ROT13 words lie
+// close together and matches the phrases in the decoded text.
+func (d *detectors) scanRot13(v *view, sc *scan, hits []int) {
+	const near, reach = 80, 200
+	var buf []byte
+	for k := 0; k < len(hits); {
+		j := k + 1
+		for j < len(hits) && hits[j]-hits[j-1] <= near {
+			j++
+		}
+		if j-k < 3 {
+			k = j
+			continue
+		}
+		ws := max(0, hits[k]-reach)
+		we := min(len(v.fold), hits[j-1]+reach)
+		k = j
+		buf = append(buf[:0], v.fold[ws:we]...)
+		for i, c := range buf {
+			switch {
+			case c >= 'a' && c <= 'm':
+				buf[i] = c + 13
+			case c >= 'n' && c <= 'z':
+				buf[i] = c - 13
+			}
+		}
+		d.ac.each(buf, func(end int, id int32) {
+			m := d.meta[id]
+			start := end - int(m.length)
+			if m.kind != kindPhrase || !boundaryOK(buf, start, end, m) {
+				return
+			}
+			sc.addMatch(v, "encoding_evasion.rot13", EncodingEvasion, ws+start, ws+end)
+		})
 	}
 }
 
@@ -672,12 +746,16 @@ func isSpacer(b byte) bool {
 	return b == ' ' || b == '.' || b == '-' || b == '_' || b == '|' || b == '/' || b == ','
 }
 
-// scanSpaced finds letters written one by one ("i g n o r e  a l l") and
-// matches them against the phrases without spaces.
+// scanSpaced finds letters written one by one ("i g n o r e  a l l",
+// "I-G-N-O-R-E", "i.g.n.o.r.e") and matches them against the phrases
+// without spaces. A run of at least three such letters is also read as one
+// word within its sentence ("I-G-N-O-R-E the rules above"), and the phrases
+// are matched again there.
 func (d *detectors) scanSpaced(v *view, sc *scan) {
 	fold := v.fold
 	var letters []byte
 	var pos []int
+	var runs []spelledRun
 	flush := func() {
 		if len(letters) >= 8 {
 			d.spaced.each(letters, func(end int, id int32) {
@@ -685,6 +763,18 @@ func (d *detectors) scanSpaced(v *view, sc *scan) {
 				start := end - n
 				sc.addMatch(v, "evasion.spaced_letters", Evasion, pos[start], pos[end-1]+1)
 			})
+		}
+		// A word is spelled out when its letters are joined by single
+		// spacers: "a-b-c", "a.b.c", "a b c".
+		for k := 0; k < len(pos); {
+			j := k + 1
+			for j < len(pos) && pos[j]-pos[j-1] == 2 {
+				j++
+			}
+			if j-k >= 3 {
+				runs = append(runs, spelledRun{span{pos[k], pos[j-1] + 1}, append([]byte(nil), letters[k:j]...)})
+			}
+			k = j
 		}
 		letters = letters[:0]
 		pos = pos[:0]
@@ -706,6 +796,68 @@ func (d *detectors) scanSpaced(v *view, sc *scan) {
 		}
 	}
 	flush()
+	if len(runs) > 0 {
+		d.scanSpelled(v, sc, runs)
+	}
+}
+
+// spelledRun is a word spelled out letter by letter: fold[at] holds letters.
+type spelledRun struct {
+	at      span
+	letters []byte
+}
+
+// scanSpelled writes each spelled-out word as one word and matches the
+// phrases near it; only a phrase that holds such a word counts.
+func (d *detectors) scanSpelled(v *view, sc *scan, runs []spelledRun) {
+	const reach = 160
+	fold := v.fold
+	var buf []byte
+	var at []int // at[i] is the fold offset of buf[i]
+	var inRun []bool
+	for k := 0; k < len(runs); {
+		ws := max(0, runs[k].at.start-reach)
+		j := k + 1
+		we := min(len(fold), runs[k].at.end+reach)
+		for j < len(runs) && runs[j].at.start-reach <= we {
+			we = min(len(fold), runs[j].at.end+reach)
+			j++
+		}
+		for ws > 0 && !utf8.RuneStart(fold[ws]) {
+			ws--
+		}
+		for we < len(fold) && !utf8.RuneStart(fold[we]) {
+			we++
+		}
+		buf, at, inRun = buf[:0], at[:0], inRun[:0]
+		p := ws
+		for _, r := range runs[k:j] {
+			for ; p < r.at.start; p++ {
+				buf, at, inRun = append(buf, fold[p]), append(at, p), append(inRun, false)
+			}
+			for n, c := range r.letters {
+				buf, at, inRun = append(buf, c), append(at, r.at.start+2*n), append(inRun, true)
+			}
+			p = r.at.end
+		}
+		for ; p < we; p++ {
+			buf, at, inRun = append(buf, fold[p]), append(at, p), append(inRun, false)
+		}
+		k = j
+		d.ac.each(buf, func(end int, id int32) {
+			m := d.meta[id]
+			start := end - int(m.length)
+			if m.kind != kindPhrase || !boundaryOK(buf, start, end, m) {
+				return
+			}
+			for i := start; i < end; i++ {
+				if inRun[i] {
+					sc.addMatch(v, "evasion.spelled_word", Evasion, at[start], at[end-1]+1)
+					return
+				}
+			}
+		})
+	}
 }
 
 func isWordByte(c byte) bool {

@@ -16,6 +16,8 @@ var phraseTemplates = []phraseTemplate{
 	// English: override.
 	{"en", Override, "{ignore|disregard|forget|do not follow|don't follow|stop following} {all |all the |all of the |any |the |your |all your |}{previous|prior|above|earlier|preceding|original|initial|system} {instruction*|rule*|prompt*|guideline*|directive*|command*|direction*}"},
 	{"en", Override, "{ignore|disregard|forget|do not follow|don't follow} {all |all of |}{your|the} {system|developer|safety} {prompt*|instruction*|rule*|guideline*}"},
+	// The qualifier after the noun: "ignore the rules above".
+	{"en", Override, "{ignore|disregard|forget|do not follow|don't follow|stop following} {all |all the |all of the |any |the |your |all your |}{instruction|instructions|rule|rules|prompt|prompts|guidelines|directives|commands|directions} {above|before this|given above|given earlier|given before|stated above|you were given|you have been given|you received|so far}"},
 	{"en", Override, "{ignore|disregard|forget|override|bypass} {all|all of|all your|all of your} {instruction*|rules|guidelines|directives|programming|guardrails|restrictions}"},
 	{"en", Override, "{ignore|disregard|forget} {everything|anything|all} {above|before this|said before|you were told|you have been told|you've been told|prior to this|written above|in your prompt|in the system prompt}"},
 	{"en", Override, "{override|bypass|circumvent|overrule} {your|the|all|all your} {system prompt|system instructions|instructions|safety guidelines|guardrails|programming|content policy|safety filters|directives}"},
