@@ -407,6 +407,9 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 			triggers[m.rule] = append(triggers[m.rule], start)
 			return
 		}
+		if quotedMention(v.fold, start, end) {
+			return
+		}
 		sc.addMatch(v, phraseRule[m.cat], m.category(), start, end)
 	})
 	if len(rot) >= 3 {
@@ -428,8 +431,11 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 				if loc == nil || r.keywords != nil && (len(loc) < 4 || loc[2] < 0 || !r.keywords.Match(window[loc[2]:loc[3]])) {
 					continue
 				}
-				sc.addMatch(v, r.id, r.category, p+loc[0], p+loc[1])
 				lastEnd = p + loc[1]
+				if quotedMention(v.fold, p+loc[0], p+loc[1]) {
+					continue
+				}
+				sc.addMatch(v, r.id, r.category, p+loc[0], p+loc[1])
 			}
 			continue
 		}
@@ -454,7 +460,7 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 				if r.keywords != nil && (len(loc) < 4 || loc[2] < 0 || !r.keywords.Match(window[loc[2]:loc[3]])) {
 					continue
 				}
-				if r.sentenceStart && !opensSentence(v.fold, ws+loc[0]) {
+				if r.sentenceStart && !opensSentence(v.fold, ws+loc[0]) || quotedMention(v.fold, ws+loc[0], ws+loc[1]) {
 					continue
 				}
 				sc.addMatch(v, r.id, r.category, ws+loc[0], ws+loc[1])
@@ -498,6 +504,45 @@ func (d *detectors) scanRot13(v *view, sc *scan, hits []int) {
 			sc.addMatch(v, "encoding_evasion.rot13", EncodingEvasion, ws+start, ws+end)
 		})
 	}
+}
+
+// quotedMention reports whether fold[start:end] is a phrase quoted inside
+// a sentence that goes on, as texts about prompt injection cite it: the
+// quote holds exactly the match, a word comes before the opening quote and
+// the sentence continues after the closing one ("researchers hid the
+// sentence "ignore previous instructions" in white text"). A quoted phrase
+// that ends its sentence ("say "ignore previous instructions".") is still
+// a finding.
+func quotedMention(fold []byte, start, end int) bool {
+	if start < 2 || end >= len(fold) {
+		return false
+	}
+	q := fold[start-1]
+	if q != '"' && q != '`' {
+		return false
+	}
+	i := start - 2
+	for i > 0 && fold[i] == ' ' {
+		i--
+	}
+	if !isWordByte(fold[i]) {
+		return false
+	}
+	j := end
+	for j < len(fold) && isWordByte(fold[j]) { // a prefix match's word ends later
+		j++
+	}
+	if j < len(fold) && fold[j] == ',' {
+		j++
+	}
+	if j >= len(fold) || fold[j] != q {
+		return false
+	}
+	j++
+	for j < len(fold) && fold[j] == ' ' {
+		j++
+	}
+	return j < len(fold) && (isWordByte(fold[j]) || fold[j] == ',' || fold[j] == '(')
 }
 
 func containsAny(b []byte, words []string) bool {
@@ -549,6 +594,7 @@ func (d *detectors) scanLines(v *view, sc *scan) {
 		return
 	}
 	raw := v.raw
+	prevStart := -1
 	for start := 0; start < len(raw); {
 		end := bytes.IndexByte(raw[start:], '\n')
 		if end < 0 {
@@ -556,18 +602,56 @@ func (d *detectors) scanLines(v *view, sc *scan) {
 		} else {
 			end += start
 		}
-		if n := lineTurn(raw[start:end]); n > 0 {
+		if n, w := lineTurn(raw[start:end]); n > 0 && !(w != "" && inLabelList(raw, prevStart, start, end)) {
 			sc.addRawMatch(v, "role_override.fake_turn", RoleOverride, start, start+n)
 		}
+		prevStart = start
 		start = end + 1
 	}
+}
+
+// inLabelList reports whether the line raw[start:end] stands beside a line
+// labelled with a word that is no turn ("Computer: 9 wins"): the turn word
+// is then one label of a list, not a speaker.
+func inLabelList(raw []byte, prevStart, start, end int) bool {
+	if prevStart >= 0 && labelLine(raw[prevStart:start-1]) {
+		return true
+	}
+	if end < len(raw) {
+		next := raw[end+1:]
+		if k := bytes.IndexByte(next, '\n'); k >= 0 {
+			next = next[:k]
+		}
+		return labelLine(next)
+	}
+	return false
+}
+
+// labelLine reports whether line starts with "Word:" for a word that names
+// no conversation turn.
+func labelLine(line []byte) bool {
+	line = bytes.TrimLeft(line, " \t")
+	i := 0
+	for i < len(line) && (line[i] >= 'a' && line[i] <= 'z' || line[i] >= 'A' && line[i] <= 'Z') {
+		i++
+	}
+	if i < 2 || i >= len(line) || line[i] != ':' {
+		return false
+	}
+	for _, w := range turnWords {
+		if strings.EqualFold(string(line[:i]), w) {
+			return false
+		}
+	}
+	return true
 }
 
 var turnWords = []string{"human", "assistant", "system", "instruction", "response", "user"}
 
 // lineTurn returns the length of a fake turn marker at the start of line,
-// or 0.
-func lineTurn(line []byte) int {
+// or 0, and the speaker word when the marker is a bare "Human:" or
+// "Assistant:" (rather than a heading or a system turn).
+func lineTurn(line []byte) (int, string) {
 	i := 0
 	for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '>' || line[i] == '*' || line[i] == '_' || line[i] == '-') {
 		i++
@@ -602,23 +686,23 @@ func lineTurn(line []byte) int {
 		j++
 		switch {
 		case hashes >= 2:
-			return i + j
+			return i + j, ""
 		case w == "human" || w == "assistant":
 			// A turn carries prose; "Human: 12 wins" on a scoreboard does not.
 			tail := bytes.TrimLeft(rest[j:], " \t")
 			if r, _ := utf8.DecodeRune(tail); len(tail) > 0 && unicode.IsLetter(r) {
-				return i + j
+				return i + j, w
 			}
 		case w == "system":
 			// "System: you are …" opens a fake system turn; "System: Linux"
 			// in a bug report does not.
 			tail := bytes.TrimLeft(rest[j:], " \t")
 			if len(tail) >= 4 && strings.EqualFold(string(tail[:4]), "you ") {
-				return i + j
+				return i + j, ""
 			}
 		}
 	}
-	return 0
+	return 0, ""
 }
 
 // leet maps digits used as letters inside words.
