@@ -323,14 +323,16 @@ func labelledSet(t testing.TB) []labelled {
 }
 
 // The goal is recall of at least 95% at no more than 1% false positives.
-// The filter does not reach it on this set (paraphrased attacks without
-// known phrasing are mostly missed), so the test holds the figures reached
-// as a regression floor instead; see the logged numbers.
+// The filter does not reach it on this set: paraphrased attacks without
+// known phrasing are mostly missed (the held-out blocks 3 and 4 are in the
+// set and not tuned on). The test therefore holds the figures reached as a
+// regression floor: 390 of 462 attacks caught, 1 of 287 benign texts
+// flagged. See the logged numbers.
 const (
 	goalRecall  = 0.95
 	goalFP      = 0.01
-	floorRecall = 0.91
-	ceilFP      = 0.0108
+	floorRecall = 0.844
+	ceilFP      = 0.0035
 )
 
 func TestLabelledSet(t *testing.T) {
