@@ -13,14 +13,24 @@
 //     characters (ZWJ and ZWNJ stay inside emoji and joining scripts), bidi
 //     controls (overrides are reported), variation-selector runs;
 //   - fake turns and delimiters (<|im_start|>, [INST], "Human:" at a line
-//     start, closing tags of wrappers such as </untrusted>);
+//     start, "System: you are …" after a sentence break, a tag or a quote,
+//     closing tags of wrappers such as </untrusted>);
 //   - known instruction phrases in English, German, French, Spanish,
 //     Italian, Portuguese, Dutch, Russian, Chinese, Japanese and Korean, with
 //     an Aho-Corasick matcher on a lowercased, accent- and width-folded,
 //     whitespace-collapsed view, plus structural rules run around trigger
 //     words;
-//   - base64 and hex carriers that decode to such instructions;
-//   - spaced-out letters, shuffled inner letters and digits for letters.
+//   - base64, hex and ROT13 carriers that decode to such instructions;
+//   - spaced-out and spelled-out letters ("i g n o r e", "I-G-N-O-R-E",
+//     "i.g.n.o.r.e"), shuffled inner letters and digits for letters.
+//
+// A phrase quoted inside a sentence that goes on (an article citing
+// "ignore previous instructions") and a turn word inside a list of labels
+// ("Assistant: referee" under "Computer: 9 wins") are not findings.
+//
+// New is cheap: the rules (tens of thousands of phrase forms in one
+// automaton, about 10 MB) are built when the first text is filtered, once
+// per process, and shared by every Filter.
 //
 // What it finds is neutralized: a suspicious span (to the end of its
 // sentence) is replaced by Marker, an invisible carrier is removed silently,
