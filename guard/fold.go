@@ -100,8 +100,5 @@ func isWordRune(r rune) bool {
 // spacedScript reports whether words of r's script are separated by spaces,
 // so that a phrase must start and end at word boundaries.
 func spacedScript(r rune) bool {
-	if r < 0x2E80 {
-		return true
-	}
-	return false
+	return r < 0x2E80
 }

@@ -197,13 +197,6 @@ var phraseTemplates = []phraseTemplate{
 	{"ko", Exfiltration, "{시스템 프롬프트|초기 지시|숨겨진 지시}{를|을} {보여|출력|공개|알려}"},
 }
 
-// compiledPhrase is one expanded phrase.
-type compiledPhrase struct {
-	category Category
-	lang     string
-	prefix   bool // the last word may continue
-}
-
 // expandTemplate returns every phrase a template stands for.
 func expandTemplate(t string) []string {
 	out := []string{""}

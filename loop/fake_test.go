@@ -267,7 +267,7 @@ func (r *recorder) last() loop.Event {
 	return r.events[len(r.events)-1]
 }
 
-func runLoop(t *testing.T, ctx context.Context, a llm.Adapter, rc loop.RunContext) (loop.Result, error, *recorder) {
+func runLoop(t *testing.T, ctx context.Context, a llm.Adapter, rc loop.RunContext) (loop.Result, *recorder, error) {
 	t.Helper()
 	rec := &recorder{}
 	if rc.Chat == nil {
@@ -283,7 +283,7 @@ func runLoop(t *testing.T, ctx context.Context, a llm.Adapter, rc loop.RunContex
 	if res.Text != rec.text() {
 		t.Errorf("Result.Text %q differs from the streamed text %q", res.Text, rec.text())
 	}
-	return res, err, rec
+	return res, rec, err
 }
 
 func ids(n int, prefix string) []string {

@@ -87,7 +87,7 @@ func TestRunTextAndSeparators(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newScripted(t, tc.steps...)
-			res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(echo)})
+			res, _, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(echo)})
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
@@ -107,7 +107,7 @@ func TestRunTextAndSeparators(t *testing.T) {
 
 func TestRunSilentFirstRoundNamesProvider(t *testing.T) {
 	a := newScripted(t, step{deltas: []string{"  "}})
-	res, err, rec := runLoop(t, context.Background(), a, loop.RunContext{ProviderName: "Acme Cloud"})
+	res, rec, err := runLoop(t, context.Background(), a, loop.RunContext{ProviderName: "Acme Cloud"})
 	if !errors.Is(err, loop.ErrInvalidResponse) {
 		t.Fatalf("error %v, want ErrInvalidResponse", err)
 	}
@@ -125,7 +125,7 @@ func TestRunSilentFirstRoundNamesProvider(t *testing.T) {
 func TestRunRoundErrorIsAnError(t *testing.T) {
 	boom := &llm.HTTPError{StatusCode: 500, Message: "stream broke"}
 	a := newScripted(t, step{deltas: []string{"partial"}, err: boom})
-	res, err, rec := runLoop(t, context.Background(), a, loop.RunContext{})
+	res, rec, err := runLoop(t, context.Background(), a, loop.RunContext{})
 	if !errors.As(err, new(*llm.HTTPError)) {
 		t.Fatalf("error %v, want the round's error wrapped", err)
 	}
@@ -151,7 +151,7 @@ func TestRunTwoCallsInOneResponse(t *testing.T) {
 		step{calls: []llm.Call{call("c1", "beta", `{}`), call("c2", "alpha", `{}`)}, usage: llm.Usage{InputTokens: 10, OutputTokens: 2}},
 		step{deltas: []string{"done"}, usage: llm.Usage{InputTokens: 30, OutputTokens: 5}},
 	)
-	res, err, rec := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(a1, b1)})
+	res, rec, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(a1, b1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestRunCallsLimit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			echo.seen = nil
 			a := newScripted(t, tc.steps...)
-			res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(echo)})
+			res, _, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(echo)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -310,7 +310,7 @@ func TestRunCharsLimit(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newScripted(t, tc.steps...)
-			res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(tc.tl)})
+			res, _, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(tc.tl)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -350,7 +350,7 @@ func TestRunCharsLimitTakesPrecedence(t *testing.T) {
 		return tool.Result{Text: strings.Repeat("y", 21_000)}, nil // 15 × 21,000 = 315,000
 	})
 	a := newScripted(t, steps...)
-	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(big)})
+	res, _, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(big)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func TestRunFinalRoundIgnoresCalls(t *testing.T) {
 	steps = append(steps, step{deltas: []string{"sure"}, calls: []llm.Call{call("late", "echo", `{}`)}})
 	echo := textTool("echo", "ok")
 	a := newScripted(t, steps...)
-	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(echo)})
+	res, _, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(echo)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +389,7 @@ func TestRunInvalidCall(t *testing.T) {
 		}},
 		step{deltas: []string{"ok then"}},
 	)
-	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(echo)})
+	res, _, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(echo)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func TestRunCallWithoutIDEnds(t *testing.T) {
 			calls:   []llm.Call{call("c1", "echo", `{}`), call(id, "echo", `{"q":"x"}`)},
 			sources: []llm.Citation{{Title: "Doc", URL: "https://example.org/doc"}},
 		})
-		res, err, rec := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(echo)})
+		res, rec, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(echo)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -476,7 +476,7 @@ func TestRunExecutorOutcomes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newScripted(t, step{calls: []llm.Call{tc.call}}, step{deltas: []string{"ok"}})
 			chat := &fakeChat{}
-			res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(tc.tl), Chat: chat})
+			res, _, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(tc.tl), Chat: chat})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -593,7 +593,7 @@ func TestRunOutboundTighteningBlocksNextCall(t *testing.T) {
 				}},
 				step{deltas: []string{"answer"}},
 			)
-			res, err, _ := runLoop(t, context.Background(), a, rc)
+			res, _, err := runLoop(t, context.Background(), a, rc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -661,7 +661,7 @@ func TestTraceMaskingAndNotPersisted(t *testing.T) {
 	tl := textTool("login", "token=abc")
 	tl.sensitive = []string{"password"}
 	a := newScripted(t, step{calls: []llm.Call{call("c1", "login", `{"user":"ann","password":"hunter2"}`)}}, step{deltas: []string{"ok"}})
-	res, err, rec := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(tl)})
+	res, rec, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(tl)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -725,7 +725,7 @@ func TestRunSources(t *testing.T) {
 		},
 		step{deltas: []string{"answer"}, sources: []llm.Citation{{Title: "Beta", URL: "https://other.example/"}, {Title: "Gamma", URL: "https://g.example/"}}},
 	)
-	res, err, rec := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(src)})
+	res, rec, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(src)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -794,7 +794,7 @@ func TestRunCancelMidStream(t *testing.T) {
 			return fmt.Errorf("reading the stream: %w", ctx.Err())
 		}},
 	)
-	res, err, rec := runLoop(t, ctx, a, loop.RunContext{Tools: offer(echo)})
+	res, rec, err := runLoop(t, ctx, a, loop.RunContext{Tools: offer(echo)})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want cancellation", err)
 	}
@@ -818,7 +818,7 @@ func TestRunCancelMidTool(t *testing.T) {
 		return tool.Result{}, fmt.Errorf("waiting: %w", ctx.Err())
 	})
 	a := newScripted(t, step{calls: []llm.Call{call("c1", "echo", `{}`), call("c2", "wait", `{}`), call("c3", "echo", `{}`)}})
-	res, err, _ := runLoop(t, ctx, a, loop.RunContext{Tools: offer(echo, waiter)})
+	res, _, err := runLoop(t, ctx, a, loop.RunContext{Tools: offer(echo, waiter)})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want cancellation", err)
 	}
@@ -838,7 +838,7 @@ func TestRunEventJSON(t *testing.T) {
 		step{deltas: []string{"Hi"}, calls: []llm.Call{call("c1", "echo", `{"q":"x"}`)}, usage: llm.Usage{InputTokens: 5, OutputTokens: 1}},
 		step{deltas: []string{"Bye"}, sources: []llm.Citation{{Title: "S", URL: "https://s.example/"}}, usage: llm.Usage{InputTokens: 9, OutputTokens: 2}},
 	)
-	_, err, rec := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(echo)})
+	_, rec, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(echo)})
 	if err != nil {
 		t.Fatal(err)
 	}

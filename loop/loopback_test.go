@@ -226,7 +226,7 @@ func TestLoopbackTwoCallsWithoutParallelToolCalls(t *testing.T) {
 	// Hugging Face rejects parallel_tool_calls, so its models may ask for
 	// several calls at once.
 	a := ccAdapter(s, llm.KindHuggingFace, tools, nil)
-	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
+	res, _, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestLoopbackRetryAfter429(t *testing.T) {
 		return nil
 	}}
 	a := ccAdapter(s, llm.KindOpenAI, nil, tr)
-	res, err, rec := runLoop(t, context.Background(), a, loop.RunContext{})
+	res, rec, err := runLoop(t, context.Background(), a, loop.RunContext{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestLoopbackStreamDiesMidway(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSSEServer(t, tc.replies...)
 			a := ccAdapter(s, llm.KindOpenAI, tools, nil)
-			res, err, rec := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
+			res, rec, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
 			if err == nil {
 				t.Fatalf("no error; the answer was %q", res.Text)
 			}
@@ -361,7 +361,7 @@ func TestLoopbackCancelMidTool(t *testing.T) {
 	tools := offer(waiter)
 	s := newSSEServer(t, callsReply([3]string{"c1", "wait", `{}`}, [3]string{"c2", "wait", `{}`}))
 	a := ccAdapter(s, llm.KindHuggingFace, tools, nil)
-	_, err, _ := runLoop(t, ctx, a, loop.RunContext{Tools: tools})
+	_, _, err := runLoop(t, ctx, a, loop.RunContext{Tools: tools})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v", err)
 	}
@@ -392,7 +392,7 @@ func TestLoopbackCallsLimit(t *testing.T) {
 	replies[15] = answerReply("Done.")
 	s := newSSEServer(t, replies...)
 	a := ccAdapter(s, llm.KindOpenAI, tools, nil)
-	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
+	res, _, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +495,7 @@ func TestLoopbackCallOutcomes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSSEServer(t, callsReply(tc.call), answerReply("Understood."))
 			a := ccAdapter(s, llm.KindOpenAI, tools, nil)
-			res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
+			res, _, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -529,7 +529,7 @@ func TestLoopbackCharsLimit(t *testing.T) {
 		answerReply("Summary."),
 	)
 	a := ccAdapter(s, llm.KindHuggingFace, tools, nil)
-	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
+	res, _, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -576,7 +576,7 @@ func TestLoopbackResponsesCallWithoutID(t *testing.T) {
 	req := llm.Request{Model: "gpt-4o", Messages: []llm.Message{{Role: llm.RoleUser, Text: "Hi"}},
 		Tools: []llm.ToolSpec{{Name: "echo", Parameters: json.RawMessage(`{"type":"object"}`)}}}
 	a := responses.New(p, req, &llm.Transport{Client: s.srv.Client()})
-	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
+	res, _, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -628,7 +628,7 @@ func TestLoopbackAnthropicResultsInOneMessage(t *testing.T) {
 	req := llm.Request{Model: "claude-test", MaxTokens: 1024, Messages: []llm.Message{{Role: llm.RoleUser, Text: "Hi"}},
 		Tools: []llm.ToolSpec{{Name: "locked", Parameters: json.RawMessage(`{"type":"object"}`)}, {Name: "echo", Parameters: json.RawMessage(`{"type":"object"}`)}}}
 	a := anthropic.New(p, req, &llm.Transport{Client: s.srv.Client()})
-	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
+	res, _, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -673,7 +673,7 @@ func TestLoopbackIdleStreamIsAnError(t *testing.T) {
 	p := llm.KindOpenAI.Provider("test-model", s.srv.URL+"/v1/", "test-key")
 	req := llm.Request{Model: "test-model", Messages: []llm.Message{{Role: llm.RoleUser, Text: "Hello"}}}
 	a := chatcompletions.NewWithOptions(p, req, &llm.Transport{Client: s.srv.Client()}, chatcompletions.Options{IdleTimeout: 150 * time.Millisecond})
-	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{})
+	res, _, err := runLoop(t, context.Background(), a, loop.RunContext{})
 	if err == nil || errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want the stalled stream reported", err)
 	}
@@ -709,7 +709,7 @@ func TestLoopbackResponsesTwoCalls(t *testing.T) {
 	}
 	req := llm.Request{Model: "gpt-4o", Messages: []llm.Message{{Role: llm.RoleUser, Text: "Hi"}}, Tools: loop.ToolSpecs(tools)}
 	a := responses.New(p, req, &llm.Transport{Client: s.srv.Client()})
-	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
+	res, _, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}

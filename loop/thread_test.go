@@ -38,7 +38,7 @@ func TestRunWithThread(t *testing.T) {
 		}},
 		step{deltas: []string{"ok"}},
 	)
-	res, err, _ := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools, Chat: th})
+	res, _, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools, Chat: th})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,19 +14,16 @@ import (
 	"testing"
 
 	"github.com/stewardhq/steward/app"
+	"github.com/stewardhq/steward/internal/webtest"
 )
 
-// publicWeb serves pages on loopback while the retrieval service believes
-// them public: made-up names resolve to a documentation address, and a dial
-// of that address goes to the loopback server. Any other dial fails the test.
-type publicWeb struct {
-	srv   *httptest.Server
-	names map[string]string
-}
+// pagesNet serves pages on loopback while the retrieval service believes
+// them public: news.example.com resolves to a made-up public address whose
+// dials go to the loopback server. Any other dial fails the test.
+type pagesNet struct{ *webtest.Net }
 
-func newPublicWeb(t *testing.T, pages map[string]string) *publicWeb {
-	w := &publicWeb{}
-	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+func newPublicWeb(t *testing.T, pages map[string]string) pagesNet {
+	n := webtest.NewNet(t, http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		body, ok := pages[r.URL.Path]
 		if !ok {
 			http.NotFound(rw, r)
@@ -36,33 +32,14 @@ func newPublicWeb(t *testing.T, pages map[string]string) *publicWeb {
 		rw.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(rw, body)
 	}))
-	t.Cleanup(w.srv.Close)
-	return w
+	n.Host("news.example.com", "93.184.215.14")
+	return pagesNet{n}
 }
 
-type fakeResolver struct{ ip net.IP }
-
-func (f fakeResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
-	if strings.HasSuffix(host, ".example.com") {
-		return []net.IPAddr{{IP: f.ip}}, nil
-	}
-	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
-}
-
-func (w *publicWeb) tweak(t *testing.T) func(*app.Options) {
-	// 93.184.215.14 stands for a public address; it is never dialed.
-	public := net.ParseIP("93.184.215.14")
+func (w pagesNet) tweak(t *testing.T) func(*app.Options) {
 	return func(o *app.Options) {
-		o.Web.Resolver = fakeResolver{ip: public}
-		o.Web.Dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			host, _, _ := net.SplitHostPort(addr)
-			if host != public.String() {
-				t.Errorf("the retrieval service dialed %s, which the test does not serve", addr)
-				return nil, fmt.Errorf("refused by the test")
-			}
-			var d net.Dialer
-			return d.DialContext(ctx, "tcp", w.srv.Listener.Addr().String())
-		}
+		o.Web.Resolver = w.Net
+		o.Web.Dial = w.Dial
 	}
 }
 
@@ -98,13 +75,14 @@ This paragraph is long enough for the extraction to treat it as the main content
 <p>See also <a href="/followup">the follow-up</a>.</p></article></body></html>`,
 		"/made-up": `<html><body><p>never read</p></body></html>`,
 	})
+	fix := strings.NewReplacer("PORT", w.Port()).Replace
 	p := newScripted(t,
-		toolReply("call_1", "read_web_page", `{"url":"http://news.example.com/article"}`),
-		toolReply("call_2", "read_web_page", `{"url":"http://news.example.com/made-up?q=customer-list"}`),
+		toolReply("call_1", "read_web_page", fix(`{"url":"http://news.example.com:PORT/article"}`)),
+		toolReply("call_2", "read_web_page", fix(`{"url":"http://news.example.com:PORT/made-up?q=customer-list"}`)),
 		textReply("Orders before March ship within ten working days."),
 	)
 	out, errOut, code := runInProcess(t, home, w.tweak(t), nil, "ask", "--json", "--provider", "vllm", "--base-url", p.baseURL(),
-		"--tools", "read_web_page", "When will my order ship? See http://news.example.com/article")
+		"--tools", "read_web_page", fix("When will my order ship? See http://news.example.com:PORT/article"))
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
@@ -144,7 +122,7 @@ This paragraph is long enough for the extraction to treat it as the main content
 	if strings.Contains(string(third), "made-up?q=customer-list\"}") && strings.Count(string(third), "customer-list") > 1 {
 		t.Fatal("the refusal repeated the refused address")
 	}
-	if len(sources) != 1 || !strings.Contains(fmt.Sprint(sources[0]), "http://news.example.com/article") {
+	if len(sources) != 1 || !strings.Contains(fmt.Sprint(sources[0]), fix("http://news.example.com:PORT/article")) {
 		t.Fatalf("sources: %v", sources)
 	}
 }
@@ -175,8 +153,9 @@ among them a rewritten scheduler and better error messages for configuration fil
 <p>3.0: new plugin system; rewritten scheduler; ARM support; clearer configuration errors; forty changes in total across the code base,
 documented one by one on this page for administrators who plan an upgrade of their installations this quarter.</p></main></body></html>`,
 	})
+	fix := strings.NewReplacer("PORT", w.Port()).Replace
 	sx := searxng(t, []map[string]any{
-		{"url": "http://news.example.com/release", "title": "Widget 3.0 released", "content": "Widget 3.0 ships today", "engine": "duckduckgo", "score": 2.0},
+		{"url": fix("http://news.example.com:PORT/release"), "title": "Widget 3.0 released", "content": "Widget 3.0 ships today", "engine": "duckduckgo", "score": 2.0},
 	})
 	settings := fmt.Sprintf(`{"version":2,"tools":{"web_search":{"searxng.baseUrl":%q,"defaultLanguage":"en"}}}`, sx.URL)
 	cfg := filepath.Join(home, "config")
@@ -188,8 +167,8 @@ documented one by one on this page for administrators who plan an upgrade of the
 	}
 	p := newScripted(t,
 		toolReply("call_1", "web_search", `{"query":"widget 3.0 release"}`),
-		toolReply("call_2", "read_web_page", `{"url":"http://news.example.com/changelog"}`),
-		toolReply("call_3", "read_web_page", `{"url":"http://news.example.com/widget-4-leak?user=alice"}`),
+		toolReply("call_2", "read_web_page", fix(`{"url":"http://news.example.com:PORT/changelog"}`)),
+		toolReply("call_3", "read_web_page", fix(`{"url":"http://news.example.com:PORT/widget-4-leak?user=alice"}`)),
 		textReply("Widget 3.0 brings a plugin system."),
 	)
 	out, errOut, code := runInProcess(t, home, w.tweak(t), nil, "ask", "--json", "--provider", "vllm", "--base-url", p.baseURL(),
