@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stewardhq/steward/mailbox/internal/dovetest"
+	"github.com/stewardhq/steward/internal/dovetest"
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/store/mailindex"
 )

@@ -19,7 +19,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
-	"github.com/stewardhq/steward/mailbox/internal/dovetest"
+	"github.com/stewardhq/steward/internal/dovetest"
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/store/mailindex"
 )

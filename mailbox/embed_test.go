@@ -41,7 +41,7 @@ func fakeEmbeddings(t *testing.T, keywords []string) (*httptest.Server, *int) {
 		switch r.URL.Path {
 		case "/v1/embeddings":
 			if r.Header.Get("Authorization") != "Bearer key-1" {
-				http.Error(w, "unauthorized", 401)
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
 				return
 			}
 			type d struct {
