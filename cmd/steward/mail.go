@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -11,11 +12,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stewardhq/steward/app"
+	"github.com/stewardhq/steward/chat"
 	"github.com/stewardhq/steward/config"
 	"github.com/stewardhq/steward/mailbox"
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/store/mailindex"
 	"github.com/stewardhq/steward/tool"
+	"github.com/stewardhq/steward/tools/mail"
 )
 
 func newMailCmd(e env) *cobra.Command {
@@ -409,6 +412,13 @@ func newMailSearchCmd(e env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				args := toolArgs(cmd)
+				if query != "" {
+					args[mail.ArgQuery] = query
+				}
+				return printToolResult(cmd, e, a, mail.NewSearch(mail.Options{Service: svc, Guard: a.Filter(), Location: time.Local, Logger: a.Logger}), args)
+			}
 			var out []cliMail
 			wordsOnly := map[string]bool{}
 			for _, r := range svc.Readable(policy.High) {
@@ -426,9 +436,6 @@ func newMailSearchCmd(e env) *cobra.Command {
 				for _, f := range res.Mails {
 					out = append(out, toCLIMail(r.Config.ID, f))
 				}
-			}
-			if asJSON {
-				return writeJSON(e.stdout, map[string]any{"query": query, "mails": out, "words_only": wordsOnly})
 			}
 			if len(out) == 0 {
 				fmt.Fprintln(e.stderr, "No mails found.")
@@ -505,13 +512,13 @@ func newMailCountCmd(e env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			type row struct {
-				Mailbox string              `json:"mailbox_id"`
-				Count   mailindex.Count     `json:"count"`
-				Groups  []mailindex.Group   `json:"groups,omitempty"`
-				Folder  mailbox.FolderCheck `json:"folder"`
+			if asJSON {
+				args := toolArgs(cmd)
+				if groupBy != "" {
+					args[mail.ArgGroupBy] = groupBy
+				}
+				return printToolResult(cmd, e, a, mail.NewCount(mail.Options{Service: svc, Guard: a.Filter(), Location: time.Local, Logger: a.Logger}), args)
 			}
-			var rows []row
 			w := bufio.NewWriter(e.stdout)
 			defer w.Flush()
 			for _, r := range svc.Readable(policy.High) {
@@ -525,8 +532,7 @@ func newMailCountCmd(e env) *cobra.Command {
 				if res.Folder.Unknown {
 					return usagef("mailbox %s has no folder %q; its folders are: %s", r.Config.ID, flt.Folder, strings.Join(res.Folder.Known, ", "))
 				}
-				rows = append(rows, row{Mailbox: r.Config.ID, Count: res.Count, Groups: res.Groups, Folder: res.Folder})
-				if !asJSON {
+				{
 					fmt.Fprintf(w, "%s: %d mails", r.Config.Name, res.Mails)
 					if res.ServerMessages >= 0 {
 						fmt.Fprintf(w, " (the server holds %d in these folders, %d unseen)", res.ServerMessages, res.ServerUnseen)
@@ -537,13 +543,48 @@ func newMailCountCmd(e env) *cobra.Command {
 					}
 				}
 			}
-			if asJSON {
-				return writeJSON(w, rows)
-			}
 			return nil
 		},
 	}
 	addConditionFlags(cmd)
 	cmd.Flags().String("group-by", "", "folder or sender")
 	return cmd
+}
+
+// toolArgs turns the condition flags into the mail tools' arguments.
+func toolArgs(cmd *cobra.Command) map[string]any {
+	f := cmd.Flags()
+	args := map[string]any{}
+	if v, _ := f.GetString("mailbox"); v != "" {
+		args[mail.ArgMailboxIDs] = []string{v}
+	}
+	for flag, arg := range map[string]string{"folder": mail.ArgFolder, "from": mail.ArgFrom, "to": mail.ArgTo, "after": mail.ArgAfter, "before": mail.ArgBefore} {
+		if v, _ := f.GetString(flag); v != "" {
+			args[arg] = v
+		}
+	}
+	for flag, arg := range map[string]string{"unread": mail.ArgIsUnread, "has-attachments": mail.ArgHasAttachments} {
+		if f.Changed(flag) {
+			v, _ := f.GetBool(flag)
+			args[arg] = v
+		}
+	}
+	return args
+}
+
+// printToolResult runs a mail tool the way a model's call would, against
+// a HIGH-confidence provider and an empty chat, and writes exactly the JSON
+// the model would read: filtered, budgeted and paged like a tool result.
+func printToolResult(cmd *cobra.Command, e env, a *app.App, t tool.Tool, args map[string]any) error {
+	raw, _ := json.Marshal(args)
+	res, err := t.Execute(cmd.Context(), raw, tool.ExecContext{Definition: t.Definition(), ProviderConfidence: policy.High, ProviderTrusted: true, Chat: &chat.Thread{}})
+	if err != nil {
+		return err
+	}
+	var v any
+	if json.Unmarshal([]byte(res.ModelContent()), &v) == nil {
+		return writeJSON(e.stdout, v)
+	}
+	_, err = fmt.Fprintln(e.stdout, res.ModelContent())
+	return err
 }

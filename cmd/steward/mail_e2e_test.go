@@ -65,8 +65,20 @@ func TestMailOutboundRestrictionEndToEnd(t *testing.T) {
 	if r = steward(t, home, "", env, "mail", "sync"); r.code != 0 || !strings.Contains(r.stderr, "1 new") {
 		t.Fatalf("mail sync: %d %s", r.code, r.stderr)
 	}
-	if r = steward(t, home, "", env, "mail", "search", "--json", "delivery"); !strings.Contains(r.stdout, "Delivery date for order 4711") {
+	// The user sees what a model would find: the tool's own JSON, with the
+	// planted instruction in the mail neutralized.
+	if r = steward(t, home, "", env, "mail", "search", "--json", "delivery"); !strings.Contains(r.stdout, "Delivery date for order 4711") ||
+		!strings.Contains(r.stdout, `"has_more"`) || strings.Contains(r.stdout, "collect.evil.example") {
+		t.Fatalf("mail search --json: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r = steward(t, home, "", env, "mail", "search", "delivery"); !strings.Contains(r.stdout, "Delivery date for order 4711") || !strings.Contains(r.stdout, "mailbox://work/") {
 		t.Fatalf("mail search: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r = steward(t, home, "", env, "mail", "count", "--json", "--group-by", "sender"); !strings.Contains(r.stdout, "sales@supplier.example") {
+		t.Fatalf("mail count --json: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r = steward(t, home, "", env, "mail", "status"); !strings.Contains(r.stdout, "INBOX") || !strings.Contains(r.stdout, "words only") {
+		t.Fatalf("mail status: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 
 	p := newScripted(t,
