@@ -371,7 +371,7 @@ func TestSettingsCatalogAndSelectable(t *testing.T) {
 // panicky panics when asked where its data goes, i.e. during the checks.
 type panicky struct{ *fake }
 
-func (panicky) OutboundData() policy.OutboundData { panic("not implemented") }
+func (panicky) OutboundData() policy.OutboundData { panic("this tool panics on purpose") }
 
 // A panic in any of a tool's methods during the decision costs that tool
 // only.

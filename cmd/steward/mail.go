@@ -400,24 +400,17 @@ func newMailSearchCmd(e env) *cobra.Command {
 			asJSON, _ := cmd.Flags().GetBool("json")
 			limit, _ := cmd.Flags().GetInt("limit")
 			query := strings.Join(args, " ")
-			a, err := openApp(cmd, e)
+			a, svc, err := openMailQuery(cmd, e, id)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			if _, err := selectMailboxes(a, id); err != nil {
-				return err
-			}
-			svc, err := mailServiceForCLI(cmd, a)
-			if err != nil {
-				return err
-			}
 			if asJSON {
 				args := toolArgs(cmd)
 				if query != "" {
 					args[mail.ArgQuery] = query
 				}
-				return printToolResult(cmd, e, a, mail.NewSearch(mail.Options{Service: svc, Guard: a.Filter(), Location: time.Local, Logger: a.Logger}), args)
+				return printToolResult(cmd, e, mail.NewSearch(mailToolOptions(a, svc)), args)
 			}
 			var out []cliMail
 			wordsOnly := map[string]bool{}
@@ -500,24 +493,17 @@ func newMailCountCmd(e env) *cobra.Command {
 			if groupBy != "" && groupBy != "folder" && groupBy != "sender" {
 				return usagef("--group-by must be folder or sender, not %q", groupBy)
 			}
-			a, err := openApp(cmd, e)
+			a, svc, err := openMailQuery(cmd, e, id)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			if _, err := selectMailboxes(a, id); err != nil {
-				return err
-			}
-			svc, err := mailServiceForCLI(cmd, a)
-			if err != nil {
-				return err
-			}
 			if asJSON {
 				args := toolArgs(cmd)
 				if groupBy != "" {
 					args[mail.ArgGroupBy] = groupBy
 				}
-				return printToolResult(cmd, e, a, mail.NewCount(mail.Options{Service: svc, Guard: a.Filter(), Location: time.Local, Logger: a.Logger}), args)
+				return printToolResult(cmd, e, mail.NewCount(mailToolOptions(a, svc)), args)
 			}
 			w := bufio.NewWriter(e.stdout)
 			defer w.Flush()
@@ -575,7 +561,7 @@ func toolArgs(cmd *cobra.Command) map[string]any {
 // printToolResult runs a mail tool the way a model's call would, against
 // a HIGH-confidence provider and an empty chat, and writes exactly the JSON
 // the model would read: filtered, budgeted and paged like a tool result.
-func printToolResult(cmd *cobra.Command, e env, a *app.App, t tool.Tool, args map[string]any) error {
+func printToolResult(cmd *cobra.Command, e env, t tool.Tool, args map[string]any) error {
 	raw, _ := json.Marshal(args)
 	res, err := t.Execute(cmd.Context(), raw, tool.ExecContext{Definition: t.Definition(), ProviderConfidence: policy.High, ProviderTrusted: true, Chat: &chat.Thread{}})
 	if err != nil {
@@ -587,4 +573,27 @@ func printToolResult(cmd *cobra.Command, e env, a *app.App, t tool.Tool, args ma
 	}
 	_, err = fmt.Fprintln(e.stdout, res.ModelContent())
 	return err
+}
+
+// openMailQuery opens the app and the retrieval service over the user's
+// own index for search and count, after checking the mailbox flag.
+func openMailQuery(cmd *cobra.Command, e env, id string) (*app.App, *mailbox.Service, error) {
+	a, err := openApp(cmd, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := selectMailboxes(a, id); err != nil {
+		a.Close()
+		return nil, nil, err
+	}
+	svc, err := mailServiceForCLI(cmd, a)
+	if err != nil {
+		a.Close()
+		return nil, nil, err
+	}
+	return a, svc, nil
+}
+
+func mailToolOptions(a *app.App, svc *mailbox.Service) mail.Options {
+	return mail.Options{Service: svc, Guard: a.Filter(), Location: time.Local, Logger: a.Logger}
 }

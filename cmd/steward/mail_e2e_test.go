@@ -57,7 +57,7 @@ func TestMailOutboundRestrictionEndToEnd(t *testing.T) {
 	os.WriteFile(filepath.Join(cfg, "settings.json"), []byte(`{"version":2,"enabled_preview_features":["PRE_RAG_2024","PRE_MAILBOXES_2026"],
 "tools":{"web_search":{"searxng.baseUrl":"http://127.0.0.1:9/","defaultLanguage":"en"}}}`), 0o600)
 	env := []string{}
-	r := steward(t, home, "testpass", env, "mail", "add", "--id", "work", "--name", "Work", "--host", srv.Host, "--port", fmt.Sprint(srv.Port),
+	r := steward(t, home, "testpass", env, "mail", "add", "--id", "office", "--name", "Office", "--host", srv.Host, "--port", fmt.Sprint(srv.Port),
 		"--security", "plain-loopback", "--username", "testuser", "--level", "MEDIUM", "--outbound", "ONLY_LINKS_FROM_CHAT")
 	if r.code != 0 {
 		t.Fatalf("mail add: %d %s", r.code, r.stderr)
@@ -71,7 +71,7 @@ func TestMailOutboundRestrictionEndToEnd(t *testing.T) {
 		!strings.Contains(r.stdout, `"has_more"`) || strings.Contains(r.stdout, "collect.evil.example") {
 		t.Fatalf("mail search --json: %d %s %s", r.code, r.stdout, r.stderr)
 	}
-	if r = steward(t, home, "", env, "mail", "search", "delivery"); !strings.Contains(r.stdout, "Delivery date for order 4711") || !strings.Contains(r.stdout, "mailbox://work/") {
+	if r = steward(t, home, "", env, "mail", "search", "delivery"); !strings.Contains(r.stdout, "Delivery date for order 4711") || !strings.Contains(r.stdout, "mailbox://office/") {
 		t.Fatalf("mail search: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	if r = steward(t, home, "", env, "mail", "count", "--json", "--group-by", "sender"); !strings.Contains(r.stdout, "sales@supplier.example") {

@@ -37,7 +37,7 @@ func TestCollectionRegisters(t *testing.T) {
 	if c.ID != CollectionID || strings.Join(c.ToolIDs, ",") != "search_mails,read_mail,count_mails" || c.MinimumConfidence != policy.VeryLow {
 		t.Fatalf("collection %+v", c)
 	}
-	e := newEnv(t, mailbox.OrgPolicy{}, boxConfig("work", 1, policy.Low, policy.OnlyLinksFromChat))
+	e := newEnv(t, mailbox.OrgPolicy{}, boxConfig("office", 1, policy.Low, policy.OnlyLinksFromChat))
 	ts := Tools(e.opts)
 	if _, errs := registry.New(registry.Options{}, ts, []registry.Collection{c}); len(errs) != 0 {
 		t.Fatalf("registry refused the mail tools: %v", errs)
@@ -63,7 +63,7 @@ func TestCollectionRegisters(t *testing.T) {
 }
 
 func TestResolveFunction(t *testing.T) {
-	e := newEnv(t, mailbox.OrgPolicy{}, boxConfig("work", 2, policy.Low, policy.Unrestricted), boxConfig("private", 1, policy.High, policy.Unrestricted))
+	e := newEnv(t, mailbox.OrgPolicy{}, boxConfig("office", 2, policy.Low, policy.Unrestricted), boxConfig("private", 1, policy.High, policy.Unrestricted))
 	for _, tl := range Tools(e.opts) {
 		rc := tool.ResolveContext{Definition: tl.Definition(), ProviderConfidence: policy.Medium, Chat: fakeChat{}}
 		f, err := tl.ResolveFunction(context.Background(), rc)
@@ -71,8 +71,8 @@ func TestResolveFunction(t *testing.T) {
 			t.Fatalf("%s: %v %v", tl.Definition().ID, f, err)
 		}
 		if tl.Definition().ID != ReadID {
-			if !strings.Contains(f.Description, `id "work": Box work`) || strings.Contains(f.Description, "private") ||
-				!strings.Contains(string(f.Parameters), `"enum":["work"]`) {
+			if !strings.Contains(f.Description, `id "office": Box office`) || strings.Contains(f.Description, "private") ||
+				!strings.Contains(string(f.Parameters), `"enum":["office"]`) {
 				t.Errorf("%s: %s\n%s", tl.Definition().ID, f.Description, f.Parameters)
 			}
 		}
@@ -90,16 +90,16 @@ func TestResolveFunction(t *testing.T) {
 		if f1.Description != f2.Description || string(f1.Parameters) != string(f2.Parameters) {
 			t.Errorf("%s: resolution not stable", tl.Definition().ID)
 		}
-		if tl.Definition().ID == SearchID && strings.Index(f1.Description, "private") > strings.Index(f1.Description, "work") {
+		if tl.Definition().ID == SearchID && strings.Index(f1.Description, "private") > strings.Index(f1.Description, "office") {
 			t.Errorf("mailboxes not ordered by number: %s", f1.Description)
 		}
 	}
 }
 
 func TestSearchMails(t *testing.T) {
-	e := newEnv(t, mailbox.OrgPolicy{}, boxConfig("work", 1, policy.Low, policy.OnlyLinksFromChat), boxConfig("home", 2, policy.Medium, policy.Unrestricted),
+	e := newEnv(t, mailbox.OrgPolicy{}, boxConfig("office", 1, policy.Low, policy.OnlyLinksFromChat), boxConfig("home", 2, policy.Medium, policy.Unrestricted),
 		boxConfig("empty", 3, policy.Low, policy.OnlyConfiguredServices))
-	seed(t, e.x, "work", now.Add(-time.Hour), standardMails())
+	seed(t, e.x, "office", now.Add(-time.Hour), standardMails())
 	seed(t, e.x, "home", now.Add(-time.Hour), []testMail{{folder: "INBOX", subject: "Garden chairs offer", from: "shop@example.net", to: "me@example.org",
 		body: "New garden chairs are in stock.", received: time.Date(2026, 3, 14, 8, 0, 0, 0, time.UTC)}})
 	seed(t, e.x, "empty", now.Add(-time.Hour), []testMail{{folder: "INBOX", subject: "Unrelated", from: "x@example.org", to: "me@example.org",
@@ -118,11 +118,11 @@ func TestSearchMails(t *testing.T) {
 	if len(boxes) != 3 {
 		t.Fatalf("mailboxes %v", boxes)
 	}
-	work := boxes[0].(map[string]any)
-	if work["id"] != "work" || work["result_count"].(float64) != 3 || work["search_mode"] != "words only" || work["indexes_all_mails"] != true {
-		t.Errorf("work %v", work)
+	office := boxes[0].(map[string]any)
+	if office["id"] != "office" || office["result_count"].(float64) != 3 || office["search_mode"] != "words only" || office["indexes_all_mails"] != true {
+		t.Errorf("office %v", office)
 	}
-	mails := work["mails"].([]any)
+	mails := office["mails"].([]any)
 	first := mails[0].(map[string]any)
 	for _, k := range []string{"mail_id", "received", "from", "recipients", "subject", "folders", "is_unread", "is_flagged", "is_answered", "importance", "passage"} {
 		if _, ok := first[k]; !ok {
@@ -138,11 +138,11 @@ func TestSearchMails(t *testing.T) {
 	if drafts == nil || drafts["is_unread"] != false {
 		t.Errorf("draft not marked: %v", mails)
 	}
-	// Only the mailboxes with results raise the requirements: work (LOW,
+	// Only the mailboxes with results raise the requirements: office (LOW,
 	// ONLY_LINKS_FROM_CHAT) and home (MEDIUM, UNRESTRICTED); "empty" found
 	// nothing.
 	if res.RequiredConfidence != policy.Medium || !res.RequiredOutbound.Set || res.RequiredOutbound.Restriction != policy.OnlyLinksFromChat ||
-		res.RequiredOutbound.MailboxID != "work" || res.RequiredOutbound.MailboxName != "Box work" {
+		res.RequiredOutbound.MailboxID != "office" || res.RequiredOutbound.MailboxName != "Box office" {
 		t.Errorf("requirements %v %+v", res.RequiredConfidence, res.RequiredOutbound)
 	}
 	if len(res.Sources) != 4 {
@@ -170,7 +170,7 @@ func TestSearchMails(t *testing.T) {
 	}
 
 	// The injection in a passage is filtered before it reaches the model.
-	res, err = exec(t, s, policy.High, `{"query":"contract review", "mailbox_ids":["work"]}`)
+	res, err = exec(t, s, policy.High, `{"query":"contract review", "mailbox_ids":["office"]}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestSearchMails(t *testing.T) {
 	fields := map[string]bool{}
 	for _, tx := range last {
 		fields[tx.Field] = true
-		if tx.Source.Label != "Box work" {
+		if tx.Source.Label != "Box office" {
 			t.Errorf("guard source %+v", tx.Source)
 		}
 	}
@@ -193,30 +193,30 @@ func TestSearchMails(t *testing.T) {
 }
 
 func TestSearchListingConditionsAndPaging(t *testing.T) {
-	e := newEnv(t, mailbox.OrgPolicy{}, boxConfig("work", 1, policy.Low, policy.Unrestricted), boxConfig("home", 2, policy.Low, policy.Unrestricted))
+	e := newEnv(t, mailbox.OrgPolicy{}, boxConfig("office", 1, policy.Low, policy.Unrestricted), boxConfig("home", 2, policy.Low, policy.Unrestricted))
 	var many []testMail
 	for i := 0; i < 23; i++ {
 		many = append(many, testMail{folder: "INBOX", subject: fmt.Sprintf("Report %02d", i), from: "bot@example.org", to: "me@example.org",
 			body: "Daily report.", received: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * 24 * time.Hour)})
 	}
-	seed(t, e.x, "work", now.Add(-time.Hour), append(many, standardMails()...))
+	seed(t, e.x, "office", now.Add(-time.Hour), append(many, standardMails()...))
 	seed(t, e.x, "home", now.Add(-time.Hour), nil)
 	s := NewSearch(e.opts)
 
-	res, err := exec(t, s, policy.High, `{"mailbox_ids":["work"], "from":"bot@", "page":2}`)
+	res, err := exec(t, s, policy.High, `{"mailbox_ids":["office"], "from":"bot@", "page":2}`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := decode(t, res)
-	work := m["mailboxes"].([]any)[0].(map[string]any)
-	mails := work["mails"].([]any)
-	if len(mails) != 10 || work["has_more"] != true || mails[0].(map[string]any)["subject"] != "Report 12" || m["page"].(float64) != 2 {
-		t.Errorf("page 2: %d mails, first %v, has_more %v", len(mails), mails[0].(map[string]any)["subject"], work["has_more"])
+	office := m["mailboxes"].([]any)[0].(map[string]any)
+	mails := office["mails"].([]any)
+	if len(mails) != 10 || office["has_more"] != true || mails[0].(map[string]any)["subject"] != "Report 12" || m["page"].(float64) != 2 {
+		t.Errorf("page 2: %d mails, first %v, has_more %v", len(mails), mails[0].(map[string]any)["subject"], office["has_more"])
 	}
-	res, _ = exec(t, s, policy.High, `{"mailbox_ids":["work"], "from":"bot@", "page":3}`)
-	work = decode(t, res)["mailboxes"].([]any)[0].(map[string]any)
-	if len(work["mails"].([]any)) != 3 || work["has_more"] != false {
-		t.Errorf("page 3: %v", work)
+	res, _ = exec(t, s, policy.High, `{"mailbox_ids":["office"], "from":"bot@", "page":3}`)
+	office = decode(t, res)["mailboxes"].([]any)[0].(map[string]any)
+	if len(office["mails"].([]any)) != 3 || office["has_more"] != false {
+		t.Errorf("page 3: %v", office)
 	}
 
 	res, err = exec(t, s, policy.High, `{"after":"2026-03-10", "before":"2026-03-12T12:00", "is_flagged":true}`)
@@ -256,7 +256,7 @@ func TestSearchListingConditionsAndPaging(t *testing.T) {
 		name, args, want string
 	}{
 		{"page 2 without one mailbox", `{"page":2}`, "exactly one mailbox"},
-		{"page beyond the last", `{"mailbox_ids":["work"], "page":6}`, "at most 5"},
+		{"page beyond the last", `{"mailbox_ids":["office"], "page":6}`, "at most 5"},
 		{"page 0", `{"page":0}`, "page"},
 		{"unknown mailbox", `{"mailbox_ids":["nope"]}`, "mailbox_ids"},
 		{"folder and special folder", `{"folder":"INBOX", "special_folder":"sent"}`, "cannot be used together"},
@@ -386,7 +386,7 @@ func TestOrgMinimumOutbound(t *testing.T) {
 }
 
 func TestReadMail(t *testing.T) {
-	e := newEnv(t, mailbox.OrgPolicy{}, boxConfig("work", 1, policy.Low, policy.OnlyLinksFromChat), boxConfig("secret", 2, policy.High, policy.OnlyConfiguredServices))
+	e := newEnv(t, mailbox.OrgPolicy{}, boxConfig("office", 1, policy.Low, policy.OnlyLinksFromChat), boxConfig("secret", 2, policy.High, policy.OnlyConfiguredServices))
 	// A body of 70,000 UTF-16 units with a surrogate pair across the first
 	// page border.
 	body := strings.Repeat("a", ReadPageChars-1) + "😀" + strings.Repeat("b", 40_000-1)
@@ -396,12 +396,12 @@ func TestReadMail(t *testing.T) {
 		{folder: "Sent", subject: "Re: Budget 2027", from: "me@example.org", to: "Boss <boss@example.org>", body: body,
 			received: time.Date(2026, 3, 19, 11, 0, 0, 0, time.UTC), extra: "In-Reply-To: <m0-INBOX@test>\r\n", flags: mailindex.Flags{Seen: true, Answered: true}},
 	}
-	seed(t, e.x, "work", now, mails)
+	seed(t, e.x, "office", now, mails)
 	seed(t, e.x, "secret", now, []testMail{{folder: "INBOX", subject: "Secret", from: "s@example.org", to: "me@example.org", body: "hidden",
 		received: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}})
 	ctx := context.Background()
-	replyID, _, _ := e.x.MailIDByMessageID(ctx, "work", "m1-Sent@test")
-	parentID, _, _ := e.x.MailIDByMessageID(ctx, "work", "m0-INBOX@test")
+	replyID, _, _ := e.x.MailIDByMessageID(ctx, "office", "m1-Sent@test")
+	parentID, _, _ := e.x.MailIDByMessageID(ctx, "office", "m0-INBOX@test")
 	secretID, _, _ := e.x.MailIDByMessageID(ctx, "secret", "m0-INBOX@test")
 	r := NewRead(e.opts)
 
@@ -423,12 +423,12 @@ func TestReadMail(t *testing.T) {
 			}
 		}
 		if p == 1 {
-			if out.InReplyToMailID != parentID || out.Headers == "" || out.Mailbox.ID != "work" || fmt.Sprint(out.Flags) != "[seen answered]" ||
+			if out.InReplyToMailID != parentID || out.Headers == "" || out.Mailbox.ID != "office" || fmt.Sprint(out.Flags) != "[seen answered]" ||
 				out.Sent == "" || out.Subject != "Re: Budget 2027" {
 				t.Errorf("read: %+v", out)
 			}
-			if res.RequiredOutbound.Restriction != policy.OnlyLinksFromChat || res.RequiredOutbound.MailboxID != "work" ||
-				res.RequiredConfidence != policy.Low || len(res.Sources) != 1 || res.Sources[0].URL != "mailbox://work/"+replyID {
+			if res.RequiredOutbound.Restriction != policy.OnlyLinksFromChat || res.RequiredOutbound.MailboxID != "office" ||
+				res.RequiredConfidence != policy.Low || len(res.Sources) != 1 || res.Sources[0].URL != "mailbox://office/"+replyID {
 				t.Errorf("requirements %+v %v %+v", res.RequiredOutbound, res.RequiredConfidence, res.Sources)
 			}
 		}
@@ -465,9 +465,9 @@ func TestReadMail(t *testing.T) {
 }
 
 func TestReadAttachmentsAndEncrypted(t *testing.T) {
-	e := newEnv(t, mailbox.OrgPolicy{}, boxConfig("work", 1, policy.Low, policy.Unrestricted))
+	e := newEnv(t, mailbox.OrgPolicy{}, boxConfig("office", 1, policy.Low, policy.Unrestricted))
 	ctx := context.Background()
-	if err := e.x.SaveFolder(ctx, mailindex.Folder{MailboxID: "work", Path: "INBOX", UIDValidity: 1, ServerMessages: -1, ServerUnseen: -1, LastCompleteSync: now}); err != nil {
+	if err := e.x.SaveFolder(ctx, mailindex.Folder{MailboxID: "office", Path: "INBOX", UIDValidity: 1, ServerMessages: -1, ServerUnseen: -1, LastCompleteSync: now}); err != nil {
 		t.Fatal(err)
 	}
 	raw := "From: Legal <legal@example.org>\r\nTo: me@example.org\r\nSubject: Contract\r\nMessage-ID: <att@x>\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n" +
@@ -480,12 +480,12 @@ func TestReadAttachmentsAndEncrypted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.x.AddBatch(ctx, "work", "INBOX", []mailindex.Incoming{{UID: uint32(i + 1), Mail: p.Mail, Chunks: p.Chunks}}); err != nil {
+		if err := e.x.AddBatch(ctx, "office", "INBOX", []mailindex.Incoming{{UID: uint32(i + 1), Mail: p.Mail, Chunks: p.Chunks}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	attID, _, _ := e.x.MailIDByMessageID(ctx, "work", "att@x")
-	encID, _, _ := e.x.MailIDByMessageID(ctx, "work", "enc@x")
+	attID, _, _ := e.x.MailIDByMessageID(ctx, "office", "att@x")
+	encID, _, _ := e.x.MailIDByMessageID(ctx, "office", "enc@x")
 	r := NewRead(e.opts)
 	before := len(e.g.batches)
 	res, err := exec(t, r, policy.Low, fmt.Sprintf(`{"mail_id":%q, "attachment":1}`, attID))
@@ -519,8 +519,8 @@ func TestReadAttachmentsAndEncrypted(t *testing.T) {
 }
 
 func TestCountMails(t *testing.T) {
-	e := newEnv(t, mailbox.OrgPolicy{}, boxConfig("work", 1, policy.Low, policy.OnlyLinksFromChat), boxConfig("home", 2, policy.Low, policy.Unrestricted))
-	seed(t, e.x, "work", now, standardMails())
+	e := newEnv(t, mailbox.OrgPolicy{}, boxConfig("office", 1, policy.Low, policy.OnlyLinksFromChat), boxConfig("home", 2, policy.Low, policy.Unrestricted))
+	seed(t, e.x, "office", now, standardMails())
 	seed(t, e.x, "home", now, nil)
 	c := NewCount(e.opts)
 	res, err := exec(t, c, policy.High, `{"group_by":"folder"}`)
@@ -528,11 +528,11 @@ func TestCountMails(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := decode(t, res)
-	work := m["mailboxes"].([]any)[0].(map[string]any)
-	if work["mail_count"].(float64) != 4 || work["server_message_count"].(float64) != 300 || len(work["groups"].([]any)) != 3 {
-		t.Errorf("work: %v", work)
+	office := m["mailboxes"].([]any)[0].(map[string]any)
+	if office["mail_count"].(float64) != 4 || office["server_message_count"].(float64) != 300 || len(office["groups"].([]any)) != 3 {
+		t.Errorf("office: %v", office)
 	}
-	g := work["groups"].([]any)[0].(map[string]any)
+	g := office["groups"].([]any)[0].(map[string]any)
 	if g["folder"] != "INBOX" || g["mail_count"].(float64) != 2 || g["server_message_count"].(float64) != 100 {
 		t.Errorf("group %v", g)
 	}
@@ -540,28 +540,28 @@ func TestCountMails(t *testing.T) {
 	if home["mail_count"].(float64) != 0 || !strings.Contains(fmt.Sprint(home["issues"]), "Coverage unknown") {
 		t.Errorf("an empty, never-synced mailbox counts 0 and says its coverage is unknown: %v", home)
 	}
-	if res.RequiredOutbound.MailboxID != "work" {
+	if res.RequiredOutbound.MailboxID != "office" {
 		t.Errorf("requirements %+v", res.RequiredOutbound)
 	}
 	before := len(e.g.batches)
-	res, err = exec(t, c, policy.High, `{"group_by":"sender", "mailbox_ids":["work"], "is_unread":true}`)
+	res, err = exec(t, c, policy.High, `{"group_by":"sender", "mailbox_ids":["office"], "is_unread":true}`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(e.g.batches) != before+1 {
 		t.Error("sender groups not filtered in one batch")
 	}
-	work = decode(t, res)["mailboxes"].([]any)[0].(map[string]any)
-	if work["mail_count"].(float64) != 2 || len(work["groups"].([]any)) != 2 {
-		t.Errorf("unread by sender: %v", work)
+	office = decode(t, res)["mailboxes"].([]any)[0].(map[string]any)
+	if office["mail_count"].(float64) != 2 || len(office["groups"].([]any)) != 2 {
+		t.Errorf("unread by sender: %v", office)
 	}
-	res, err = exec(t, c, policy.High, `{"folder":"Nope", "mailbox_ids":["work"]}`)
+	res, err = exec(t, c, policy.High, `{"folder":"Nope", "mailbox_ids":["office"]}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	work = decode(t, res)["mailboxes"].([]any)[0].(map[string]any)
-	if work["folders"] == nil || res.RequiredOutbound.Set {
-		t.Errorf("unknown folder: %v", work)
+	office = decode(t, res)["mailboxes"].([]any)[0].(map[string]any)
+	if office["folders"] == nil || res.RequiredOutbound.Set {
+		t.Errorf("unknown folder: %v", office)
 	}
 	res, _ = exec(t, c, policy.High, `{"from":"nobody"}`)
 	if res.RequiredOutbound.Set {
@@ -574,10 +574,10 @@ func TestCountMails(t *testing.T) {
 
 func TestDraftsSyncRequested(t *testing.T) {
 	rec := &recorder{}
-	e := newEnv(t, mailbox.OrgPolicy{}, boxConfig("work", 1, policy.Low, policy.Unrestricted))
+	e := newEnv(t, mailbox.OrgPolicy{}, boxConfig("office", 1, policy.Low, policy.Unrestricted))
 	e.opts.Service = mailbox.NewService(mailbox.ServiceOptions{Index: e.x, Mailboxes: func() []mailbox.Config { return e.boxes }, Sync: rec,
 		Now: func() time.Time { return now }})
-	seed(t, e.x, "work", now.Add(-5*time.Minute), standardMails())
+	seed(t, e.x, "office", now.Add(-5*time.Minute), standardMails())
 	res, err := exec(t, NewSearch(e.opts), policy.High, `{"special_folder":"drafts"}`)
 	if err != nil {
 		t.Fatal(err)
