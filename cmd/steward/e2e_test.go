@@ -349,3 +349,39 @@ func TestSettingsSetRefusedOnLockedField(t *testing.T) {
 		t.Fatalf("unknown field: %d", r.code)
 	}
 }
+
+// TestAskEveryWireAPI drives `steward ask` against scripted servers of the
+// other two wire APIs, chosen by provider kind and --base-url.
+func TestAskEveryWireAPI(t *testing.T) {
+	home := t.TempDir()
+	anthropicStream := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":12,\"output_tokens\":1}}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+		"event: ping\ndata: {\"type\":\"ping\"}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Servus \"}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"aus Wien.\"}}\n\n" +
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":5}}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	an := newScripted(t, anthropicStream)
+	r := steward(t, home, "", []string{"ANTHROPIC_API_KEY=sk-ant-test"}, "ask", "--provider", "anthropic", "--base-url", an.baseURL(), "Grüß dich")
+	if r.code != 0 || r.stdout != "Servus aus Wien.\n" {
+		t.Fatalf("anthropic: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if req := an.request(0); req["system"] == nil || req["max_tokens"] == nil || req["stream"] != true {
+		t.Fatalf("anthropic request: %v", req)
+	}
+
+	responsesStream := "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"in_progress\",\"output\":[]}}\n\n" +
+		"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":1,\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\"Hello from \"}\n\n" +
+		"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":2,\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\"Responses.\"}\n\n" +
+		"event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"sequence_number\":3,\"output_index\":0,\"item\":{\"id\":\"msg_1\",\"type\":\"message\",\"status\":\"completed\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"Hello from Responses.\",\"annotations\":[]}]}}\n\n" +
+		"event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":4,\"response\":{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"completed\",\"output\":[{\"id\":\"msg_1\",\"type\":\"message\",\"status\":\"completed\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"Hello from Responses.\",\"annotations\":[]}]}],\"usage\":{\"input_tokens\":9,\"output_tokens\":4,\"total_tokens\":13}}}\n\n"
+	rs := newScripted(t, responsesStream)
+	r = steward(t, home, "", []string{"OPENAI_API_KEY=sk-test"}, "ask", "--provider", "openai", "--api", "responses", "--model", "gpt-4o", "--base-url", rs.baseURL(), "Hello")
+	if r.code != 0 || r.stdout != "Hello from Responses.\n" {
+		t.Fatalf("responses: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if req := rs.request(0); req["store"] != false || req["input"] == nil {
+		t.Fatalf("responses request: %v", req)
+	}
+}
