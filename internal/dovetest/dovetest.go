@@ -27,8 +27,13 @@ type User struct {
 type Server struct {
 	// Host is the loopback address the server listens on.
 	Host string
-	// Port is the IMAP port (no TLS).
+	// Port is the IMAP port: plain text, with STARTTLS when TLS is on.
 	Port int
+	// TLSPort is the implicit-TLS (imaps) port, 0 without TLS.
+	TLSPort int
+	// CAPEM is the CA certificate (PEM) that signed the server's
+	// certificate for 127.0.0.1, empty without TLS.
+	CAPEM []byte
 	// Dir is the scratch directory holding configuration, state and mail.
 	Dir string
 	// LogPath is Dovecot's log file.
@@ -39,8 +44,31 @@ type Server struct {
 	cmd *exec.Cmd
 }
 
-// Addr returns host:port.
+// Addr returns host:port of the IMAP port.
 func (s *Server) Addr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.Port)) }
+
+// TLSAddr returns host:port of the implicit-TLS port.
+func (s *Server) TLSAddr() string { return net.JoinHostPort(s.Host, strconv.Itoa(s.TLSPort)) }
+
+// Options shape the server a test starts.
+type Options struct {
+	// Users are the password accounts; one "testuser"/"testpass" when empty.
+	Users []User
+	// TLS gives the server a certificate for 127.0.0.1 signed by a fresh
+	// CA (Server.CAPEM): STARTTLS on the IMAP port and an imaps listener on
+	// Server.TLSPort. Without it the server offers no TLS at all (and no
+	// STARTTLS capability).
+	TLS bool
+	// RequireTLS sets ssl = required: no sign-in without TLS, even with a
+	// plain-text mechanism on loopback. Implies TLS.
+	RequireTLS bool
+	// OAuth2IntrospectionURL, when set, adds an oauth2 passdb for the
+	// XOAUTH2 and OAUTHBEARER mechanisms that checks bearer tokens by
+	// POSTing them to this URL (RFC 7662 style). The answer must be a JSON
+	// object with "active": true and "username" equal to the signing-in
+	// user. Password users keep PLAIN and LOGIN.
+	OAuth2IntrospectionURL string
+}
 
 // Log returns the current content of Dovecot's log.
 func (s *Server) Log(t testing.TB) string {
@@ -75,9 +103,15 @@ log_path = {{.Dir}}/dovecot.log
 info_log_path = {{.Dir}}/dovecot.log
 protocols = imap
 listen = 127.0.0.1
+{{- if .TLS}}
+ssl = {{if .RequireTLS}}required{{else}}yes{{end}}
+ssl_cert = <{{.CertPath}}
+ssl_key = <{{.KeyPath}}
+{{- else}}
 ssl = no
+{{- end}}
 disable_plaintext_auth = no
-auth_mechanisms = plain login xoauth2
+auth_mechanisms = plain login xoauth2 oauthbearer
 auth_verbose = yes
 auth_failure_delay = 0
 mail_location = maildir:{{.Dir}}/mail/%u/Maildir
@@ -99,8 +133,16 @@ namespace inbox {
     auto = create
   }
 }
+{{- if .OAuth2}}
+passdb {
+  driver = oauth2
+  mechanisms = xoauth2 oauthbearer
+  args = {{.Dir}}/dovecot-oauth2.conf.ext
+}
+{{- end}}
 passdb {
   driver = passwd-file
+  mechanisms = plain login
   args = scheme=PLAIN username_format=%u {{.Dir}}/users
 }
 userdb {
@@ -113,16 +155,38 @@ service imap-login {
     port = {{.Port}}
   }
   inet_listener imaps {
+{{- if .TLS}}
+    address = 127.0.0.1
+    port = {{.TLSPort}}
+    ssl = yes
+{{- else}}
     port = 0
+{{- end}}
   }
 }
 `
 
-// Start runs a fresh Dovecot for the test with the given users (one user
-// "testuser"/"testpass" when none are given) and stops it at cleanup.
+const oauth2Template = `introspection_mode = post
+introspection_url = {{.URL}}
+username_attribute = username
+active_attribute = active
+active_value = true
+timeout_msecs = 5000
+`
+
+// Start runs a fresh plain-text Dovecot for the test with the given users
+// (one user "testuser"/"testpass" when none are given) and stops it at
+// cleanup.
 func Start(t testing.TB, users ...User) *Server {
 	t.Helper()
+	return StartWith(t, Options{Users: users})
+}
+
+// StartWith runs a fresh Dovecot shaped by o and stops it at cleanup.
+func StartWith(t testing.TB, o Options) *Server {
+	t.Helper()
 	bin := Binary(t)
+	users := o.Users
 	if len(users) == 0 {
 		users = []User{{Name: "testuser", Password: "testpass"}}
 	}
@@ -144,9 +208,35 @@ func Start(t testing.TB, users ...User) *Server {
 
 	data := struct {
 		Dir, UserName, GroupName string
-		Port, UID, GID           int
+		Port, TLSPort, UID, GID  int
 		NonRoot                  bool
-	}{Dir: dir, Port: freePort(t)}
+		TLS, RequireTLS, OAuth2  bool
+		CertPath, KeyPath        string
+	}{Dir: dir, Port: freePort(t), TLS: o.TLS || o.RequireTLS, RequireTLS: o.RequireTLS, OAuth2: o.OAuth2IntrospectionURL != ""}
+	var caPEM []byte
+	if data.TLS {
+		data.TLSPort = freePort(t)
+		for data.TLSPort == data.Port {
+			data.TLSPort = freePort(t)
+		}
+		data.CertPath, data.KeyPath, caPEM, err = writeTLSFiles(dir)
+		if err != nil {
+			t.Fatalf("dovetest: TLS files: %v", err)
+		}
+	}
+	if data.OAuth2 {
+		u := o.OAuth2IntrospectionURL
+		if strings.ContainsAny(u, "\n\r") {
+			t.Fatalf("dovetest: introspection URL %q must be one line", u)
+		}
+		var oc bytes.Buffer
+		if err := template.Must(template.New("oauth2").Parse(oauth2Template)).Execute(&oc, struct{ URL string }{u}); err != nil {
+			t.Fatalf("dovetest: oauth2 template: %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "dovecot-oauth2.conf.ext"), oc.Bytes(), 0o644); err != nil {
+			t.Fatalf("dovetest: write oauth2 config: %v", err)
+		}
+	}
 	if os.Geteuid() == 0 {
 		nobody, err := user.Lookup("nobody")
 		if err != nil {
@@ -189,7 +279,8 @@ func Start(t testing.TB, users ...User) *Server {
 		t.Fatalf("dovetest: write users: %v", err)
 	}
 
-	s := &Server{Host: "127.0.0.1", Port: data.Port, Dir: dir, LogPath: filepath.Join(dir, "dovecot.log"), Users: users}
+	s := &Server{Host: "127.0.0.1", Port: data.Port, TLSPort: data.TLSPort, CAPEM: caPEM, Dir: dir,
+		LogPath: filepath.Join(dir, "dovecot.log"), Users: users}
 	cmd := exec.Command(bin, "-F", "-c", confPath)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stderr bytes.Buffer
@@ -202,9 +293,22 @@ func Start(t testing.TB, users ...User) *Server {
 	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { s.stop(t, exited) })
 
+	addrs := []string{s.Addr()}
+	if s.TLSPort != 0 {
+		addrs = append(addrs, s.TLSAddr())
+	}
+	for _, addr := range addrs {
+		waitListening(t, addr, exited, &stderr, s)
+	}
+	return s
+}
+
+// waitListening waits up to 10 s until addr accepts connections.
+func waitListening(t testing.TB, addr string, exited <-chan struct{}, stderr *bytes.Buffer, s *Server) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", s.Addr(), 200*time.Millisecond)
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err == nil {
 			_ = c.Close()
 			break
@@ -215,11 +319,10 @@ func Start(t testing.TB, users ...User) *Server {
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("dovetest: dovecot did not listen on %s within 10s: %s", s.Addr(), stderr.String())
+			t.Fatalf("dovetest: dovecot did not listen on %s within 10s: %s", addr, stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return s
 }
 
 // stop ends the master process by PID (SIGTERM, which ends its children),

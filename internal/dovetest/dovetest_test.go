@@ -1,6 +1,7 @@
 package dovetest
 
 import (
+	"crypto/tls"
 	"strings"
 	"testing"
 
@@ -71,5 +72,37 @@ func TestWrongPasswordLogged(t *testing.T) {
 	}
 	if !strings.Contains(s.Log(t), "auth failed") && !strings.Contains(s.Log(t), "Password mismatch") {
 		t.Errorf("log does not record the failure:\n%s", s.Log(t))
+	}
+}
+
+func TestTLSListeners(t *testing.T) {
+	s := StartWith(t, Options{TLS: true})
+	conf := s.ClientTLSConfig(t)
+	c, err := imapclient.DialTLS(s.TLSAddr(), &imapclient.Options{TLSConfig: conf})
+	if err != nil {
+		t.Fatalf("imaps: %v", err)
+	}
+	if err := c.Login("testuser", "testpass").Wait(); err != nil {
+		t.Fatalf("login over imaps: %v", err)
+	}
+	c.Close()
+	c, err = imapclient.DialStartTLS(s.Addr(), &imapclient.Options{TLSConfig: conf})
+	if err != nil {
+		t.Fatalf("starttls: %v", err)
+	}
+	if err := c.Login("testuser", "testpass").Wait(); err != nil {
+		t.Fatalf("login after STARTTLS: %v", err)
+	}
+	c.Close()
+	if n := strings.Count(s.Log(t), "Login: user=<testuser>, method=PLAIN, rip=127.0.0.1, lip=127.0.0.1"); n != 2 {
+		t.Errorf("%d logins logged, want 2:\n%s", n, s.Log(t))
+	}
+	if n := strings.Count(s.Log(t), ", TLS, session="); n != 2 {
+		t.Errorf("%d logins over TLS logged, want 2:\n%s", n, s.Log(t))
+	}
+	bad := &tls.Config{RootCAs: UnrelatedCAPool(t), ServerName: s.Host}
+	if c, err := imapclient.DialTLS(s.TLSAddr(), &imapclient.Options{TLSConfig: bad}); err == nil {
+		c.Close()
+		t.Fatal("a client trusting an unrelated CA accepted the server certificate")
 	}
 }
