@@ -113,12 +113,17 @@ CREATE TABLE IF NOT EXISTS parts(
 CREATE TABLE IF NOT EXISTS chunks(
 	id INTEGER PRIMARY KEY,
 	mail_id TEXT NOT NULL REFERENCES mails(id) ON DELETE CASCADE,
-	seq INTEGER NOT NULL,
-	embedding BLOB,
-	model TEXT NOT NULL DEFAULT '',
-	dim INTEGER NOT NULL DEFAULT 0
+	seq INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_mail ON chunks(mail_id);
+-- One vector per chunk, apart from the chunk so storing it does not
+-- rewrite the chunk's row.
+CREATE TABLE IF NOT EXISTS embeddings(
+	chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+	model TEXT NOT NULL,
+	dim INTEGER NOT NULL,
+	vector BLOB NOT NULL
+);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='unicode61 remove_diacritics 2');
 CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
 	DELETE FROM chunks_fts WHERE rowid = old.id;
@@ -144,11 +149,77 @@ func Open(ctx context.Context, path string) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mailindex: open %s: %w", path, err)
 	}
-	if _, err := db.ExecContext(ctx, schema); err != nil {
+	if err := migrate(ctx, db); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("mailindex: create schema: %w", err)
+		return nil, err
 	}
 	return &Index{db: db}, nil
+}
+
+// schemaVersion is the PRAGMA user_version of the current schema:
+// 0 kept each chunk's vector in the chunk's row, 1 keeps vectors in the
+// embeddings table.
+const schemaVersion = 1
+
+// migrate creates the schema and brings an index made by an older version
+// up to schemaVersion in one transaction.
+func migrate(ctx context.Context, db *sql.DB) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("mailindex: open schema: %w", err)
+	}
+	defer conn.Close()
+	var version int
+	if err := conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+		return fmt.Errorf("mailindex: read schema version: %w", err)
+	}
+	if version > schemaVersion {
+		return fmt.Errorf("mailindex: the index has schema version %d, newer than this program's %d: use a newer program", version, schemaVersion)
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("mailindex: create schema: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
+		return fmt.Errorf("mailindex: create schema: %w", err)
+	}
+	if version < 1 {
+		if err := moveEmbeddings(ctx, tx); err != nil {
+			return fmt.Errorf("mailindex: migrate to schema 1: %w", err)
+		}
+	}
+	if version != schemaVersion {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
+			return fmt.Errorf("mailindex: set schema version: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("mailindex: create schema: %w", err)
+	}
+	return nil
+}
+
+// moveEmbeddings moves vectors of a version 0 index from the chunks'
+// rows into the embeddings table and drops the old columns.
+func moveEmbeddings(ctx context.Context, tx *sql.Tx) error {
+	var old int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('chunks') WHERE name = 'embedding'`).Scan(&old); err != nil {
+		return err
+	}
+	if old == 0 {
+		return nil // created by this version
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO embeddings(chunk_id, model, dim, vector)
+		SELECT id, model, dim, embedding FROM chunks WHERE embedding IS NOT NULL`); err != nil {
+		return err
+	}
+	for _, col := range []string{"embedding", "model", "dim"} {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE chunks DROP COLUMN `+col); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close closes the index.

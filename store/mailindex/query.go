@@ -25,7 +25,10 @@ func filterSQL(mailboxID string, f Filter) (string, []any) {
 	// A mail whose last location went is pending removal: not found.
 	w = append(w, "m.loc_count > 0")
 	if f.Folder != "" || f.SpecialUse != "" {
-		q := "m.id IN (SELECT l.mail_id FROM locations l JOIN folders fo ON fo.id = l.folder_id WHERE fo.mailbox_id = ?"
+		// Correlated through locations_mail: a few index seeks per mail.
+		// An IN list over the folder's locations made SQLite scan the
+		// folder's locations for every candidate mail.
+		q := "EXISTS (SELECT 1 FROM locations l INDEXED BY locations_mail WHERE l.mail_id = m.id AND l.folder_id IN (SELECT fo.id FROM folders fo WHERE fo.mailbox_id = ?"
 		args = append(args, mailboxID)
 		if f.Folder != "" {
 			q += " AND fo.path = ?"
@@ -35,7 +38,7 @@ func filterSQL(mailboxID string, f Filter) (string, []any) {
 			q += " AND fo.special_use = ?"
 			args = append(args, f.SpecialUse)
 		}
-		w = append(w, q+")")
+		w = append(w, q+"))")
 	}
 	if f.From != "" {
 		w = append(w, `m.from_text LIKE ? ESCAPE '\'`)
@@ -337,7 +340,8 @@ func (x *Index) ChunkTexts(ctx context.Context, ids []int64) (map[int64]string, 
 func (x *Index) PendingChunks(ctx context.Context, mailboxID, model string, after int64, limit int) ([]ChunkText, error) {
 	rows, err := x.db.QueryContext(ctx, `SELECT c.id, t.text FROM chunks c JOIN mails m ON m.id = c.mail_id
 		JOIN chunks_fts t ON t.rowid = c.id
-		WHERE c.id > ? AND m.mailbox_id = ? AND (c.embedding IS NULL OR c.model <> ?) ORDER BY c.id LIMIT ?`, after, mailboxID, model, limit)
+		WHERE c.id > ? AND m.mailbox_id = ? AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = ?)
+		ORDER BY c.id LIMIT ?`, after, mailboxID, model, limit)
 	if err != nil {
 		return nil, fmt.Errorf("mailindex: pending chunks: %w", err)
 	}
@@ -355,9 +359,21 @@ func (x *Index) PendingChunks(ctx context.Context, mailboxID, model string, afte
 
 // SetEmbeddings stores the embeddings of chunks, made with model.
 func (x *Index) SetEmbeddings(ctx context.Context, model string, vecs map[int64][]float32) error {
+	if len(vecs) == 0 {
+		return nil
+	}
 	return x.withTx(ctx, func(tx *sql.Tx) error {
+		// Vectors live in their own table, so storing one appends a row
+		// there instead of growing (and moving) the chunk's row. A chunk
+		// removed meanwhile gets none.
+		st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO embeddings(chunk_id, model, dim, vector)
+			SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)`)
+		if err != nil {
+			return fmt.Errorf("mailindex: set embeddings: %w", err)
+		}
+		defer st.Close()
 		for id, v := range vecs {
-			if _, err := tx.ExecContext(ctx, `UPDATE chunks SET embedding=?, model=?, dim=? WHERE id=?`, EncodeVector(v), model, len(v), id); err != nil {
+			if _, err := st.ExecContext(ctx, id, model, len(v), EncodeVector(v), id); err != nil {
 				return fmt.Errorf("mailindex: set embeddings: %w", err)
 			}
 		}
@@ -367,8 +383,9 @@ func (x *Index) SetEmbeddings(ctx context.Context, model string, vecs map[int64]
 
 // EmbeddingCoverage counts a mailbox's chunks and those embedded with model.
 func (x *Index) EmbeddingCoverage(ctx context.Context, mailboxID, model string) (chunks, embedded int64, err error) {
-	err = x.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(c.embedding IS NOT NULL AND c.model = ?), 0)
-		FROM chunks c JOIN mails m ON m.id = c.mail_id WHERE m.mailbox_id = ?`, model, mailboxID).Scan(&chunks, &embedded)
+	err = x.db.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(e.chunk_id)
+		FROM chunks c JOIN mails m ON m.id = c.mail_id LEFT JOIN embeddings e ON e.chunk_id = c.id AND e.model = ?
+		WHERE m.mailbox_id = ?`, model, mailboxID).Scan(&chunks, &embedded)
 	if err != nil {
 		return 0, 0, fmt.Errorf("mailindex: embedding coverage: %w", err)
 	}
@@ -635,7 +652,8 @@ func (x *Index) Stats(ctx context.Context, mailboxID string) (Stats, error) {
 	if err := x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM mails WHERE mailbox_id=?`, mailboxID).Scan(&s.Mails); err != nil {
 		return s, fmt.Errorf("mailindex: stats: %w", err)
 	}
-	if err := x.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(c.embedding IS NOT NULL),0) FROM chunks c JOIN mails m ON m.id=c.mail_id WHERE m.mailbox_id=?`, mailboxID).Scan(&s.Chunks, &s.Embedded); err != nil {
+	if err := x.db.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(e.chunk_id) FROM chunks c JOIN mails m ON m.id=c.mail_id
+		LEFT JOIN embeddings e ON e.chunk_id = c.id WHERE m.mailbox_id=?`, mailboxID).Scan(&s.Chunks, &s.Embedded); err != nil {
 		return s, fmt.Errorf("mailindex: stats: %w", err)
 	}
 	return s, nil

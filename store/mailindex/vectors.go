@@ -33,8 +33,8 @@ func (x *Index) vectorSet(ctx context.Context, mailboxID, model string, dim int)
 	if s, ok := x.vectors.sets[key]; ok && s.gen == gen && gen%2 == 0 {
 		return s, nil
 	}
-	rows, err := x.db.QueryContext(ctx, `SELECT c.id, c.mail_id, c.embedding FROM chunks c JOIN mails m ON m.id = c.mail_id
-		WHERE m.mailbox_id = ? AND c.embedding IS NOT NULL AND c.model = ? AND c.dim = ? ORDER BY c.id`, mailboxID, model, dim)
+	rows, err := x.db.QueryContext(ctx, `SELECT e.chunk_id, c.mail_id, e.vector FROM embeddings e JOIN chunks c ON c.id = e.chunk_id
+		JOIN mails m ON m.id = c.mail_id WHERE m.mailbox_id = ? AND e.model = ? AND e.dim = ? ORDER BY e.chunk_id`, mailboxID, model, dim)
 	if err != nil {
 		return nil, fmt.Errorf("mailindex: load vectors: %w", err)
 	}
