@@ -23,6 +23,7 @@ type mailParts struct {
 	err     error
 	service *mailbox.Service
 	indexer *mailbox.Indexer
+	refresh *mailbox.BackgroundSync
 }
 
 // MailIndexPath is the local mail index.
@@ -48,11 +49,17 @@ func (a *App) MailService(ctx context.Context) (*mailbox.Service, error) {
 		return a.mail.service, nil
 	}
 	var ix *mailindex.Index
+	var refresh mailbox.SyncRequester
 	if a.MailEnabled() {
-		var err error
-		if ix, err = a.mailIndex(ctx); err != nil {
-			return nil, fmt.Errorf("opening the mail index %s: %w", a.MailIndexPath(), err)
+		indexer, err := a.MailIndexer(ctx)
+		if err != nil {
+			return nil, err
 		}
+		ix = a.mail.index
+		// Drafts are synced on demand when a tool asks for them and the last
+		// sync is older than a minute; Close waits for such a sync.
+		a.mail.refresh = mailbox.NewBackgroundSync(context.WithoutCancel(ctx), indexer)
+		refresh = a.mail.refresh
 	}
 	a.mail.service = mailbox.NewService(mailbox.ServiceOptions{
 		Index:     ix,
@@ -60,6 +67,7 @@ func (a *App) MailService(ctx context.Context) (*mailbox.Service, error) {
 		Policy:    a.mailPolicy(),
 		Scheme:    a.Org.Scheme(),
 		Embedders: a.embedders,
+		Sync:      refresh,
 		Enabled:   a.MailEnabled,
 		Logger:    a.Logger,
 	})
@@ -81,6 +89,9 @@ func (a *App) MailIndexer(ctx context.Context) (*mailbox.Indexer, error) {
 
 // Close releases what the App opened.
 func (a *App) Close() error {
+	if a.mail.refresh != nil {
+		a.mail.refresh.Wait()
+	}
 	if a.mail.index != nil {
 		return a.mail.index.Close()
 	}

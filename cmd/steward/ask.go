@@ -53,6 +53,7 @@ stored, so it can be continued with 'steward chat --resume ID'.`,
 			if err != nil {
 				return err
 			}
+			defer a.Close()
 			p, err := a.ResolveProvider(cmd.Context(), providerFlags(cmd))
 			if err != nil {
 				return err

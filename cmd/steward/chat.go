@@ -30,6 +30,7 @@ sources used by tools. Every answer is stored. Commands inside the chat:
 			if err != nil {
 				return err
 			}
+			defer a.Close()
 			p, err := a.ResolveProvider(cmd.Context(), providerFlags(cmd))
 			if err != nil {
 				return err
