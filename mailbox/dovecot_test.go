@@ -1,7 +1,7 @@
 package mailbox
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -467,16 +467,7 @@ func newCountingProxy(t *testing.T, target string) *countingProxy {
 			go func() {
 				defer p.wg.Done()
 				defer up.Close()
-				sc := bufio.NewScanner(c)
-				for sc.Scan() {
-					f := strings.Fields(strings.ToUpper(sc.Text()))
-					if len(f) >= 2 && (f[1] == "LOGIN" || f[1] == "AUTHENTICATE") {
-						p.auth.Add(1)
-					}
-					if _, err := up.Write(append(sc.Bytes(), '\r', '\n')); err != nil {
-						return
-					}
-				}
+				p.forward(up, c)
 			}()
 			go func() {
 				defer p.wg.Done()
@@ -486,6 +477,39 @@ func newCountingProxy(t *testing.T, target string) *countingProxy {
 		}
 	}()
 	return p
+}
+
+// forward copies the client's bytes unchanged to up (TLS records
+// included) and counts the plain-text lines that start a sign-in.
+func (p *countingProxy) forward(up io.Writer, c io.Reader) {
+	buf := make([]byte, 32*1024)
+	var line []byte
+	for {
+		n, err := c.Read(buf)
+		if n > 0 {
+			if _, werr := up.Write(buf[:n]); werr != nil {
+				return
+			}
+			line = append(line, buf[:n]...)
+			for {
+				i := bytes.IndexByte(line, '\n')
+				if i < 0 {
+					break
+				}
+				f := strings.Fields(strings.ToUpper(string(line[:i])))
+				if len(f) >= 2 && (f[1] == "LOGIN" || f[1] == "AUTHENTICATE") {
+					p.auth.Add(1)
+				}
+				line = line[i+1:]
+			}
+			if len(line) > 64*1024 { // no line end in sight: binary data
+				line = line[:0]
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 func TestDovecotWrongPasswordTriedOnce(t *testing.T) {

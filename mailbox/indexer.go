@@ -563,7 +563,7 @@ func (ix *Indexer) connect(ctx context.Context, cfg Config) (*imapclient.Client,
 		c, err := imapclient.NewStartTLS(conn, opts)
 		if err != nil {
 			raw.Close()
-			return nil, err
+			return nil, fmt.Errorf("STARTTLS failed, so no sign-in was sent (if the server offers no STARTTLS, use tls on its implicit-TLS port, usually 993): %w", err)
 		}
 		return c, nil
 	case SecurityPlainLoopback:
