@@ -14,7 +14,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
@@ -581,12 +580,13 @@ func TestSyncSendsNothingWithoutSecretOrWithBadConfig(t *testing.T) {
 }
 
 func TestXOAuth2InitialResponse(t *testing.T) {
-	mech, ir, err := (&xoauth2{user: "u@example.org", token: "tok"}).Start()
-	if err != nil || mech != "XOAUTH2" || string(ir) != "user=u@example.org\x01auth=Bearer tok\x01\x01" {
+	m := &xoauth2{user: "u@example.org", token: "tok"}
+	mech, ir, err := m.Start()
+	if err != nil || mech != "XOAUTH2" || string(ir) != "user=u@example.org\x01auth=Bearer tok\x01\x01" || m.challenged {
 		t.Errorf("%s %q %v", mech, ir, err)
 	}
-	if r, err := (&xoauth2{}).Next([]byte(`{"status":"401"}`)); err != nil || len(r) != 0 {
-		t.Errorf("error challenge must be answered empty: %q %v", r, err)
+	// go-imap would send an empty answer as "=", which Dovecot rejects.
+	if r, err := m.Next([]byte(`{"status":"401"}`)); err != nil || string(r) != "\x01" || !m.challenged {
+		t.Errorf("error challenge must be answered with 0x01 and remembered: %q %v %v", r, err, m.challenged)
 	}
-	_ = time.Second
 }

@@ -187,12 +187,18 @@ func (ix *Indexer) Sync(ctx context.Context, cfg Config, so SyncOptions) (SyncRe
 
 	if err := signIn(c, cfg, secret); err != nil {
 		var ie *imap.Error
-		if errors.As(err, &ie) && ie.Type == imap.StatusResponseTypeNo {
+		var tr *tokenRefusedError
+		isNo := errors.As(err, &ie) && ie.Type == imap.StatusResponseTypeNo
+		if isNo || errors.As(err, &tr) {
 			at := ix.o.Now()
-			if rerr := idx.RecordSignInRefused(context.WithoutCancel(ctx), cfg.ID, at, string(ie.Code)); rerr != nil {
+			code := string(imap.ResponseCodeAuthenticationFailed)
+			if isNo {
+				code = string(ie.Code)
+			}
+			if rerr := idx.RecordSignInRefused(context.WithoutCancel(ctx), cfg.ID, at, code); rerr != nil {
 				return rep, rerr
 			}
-			log.Warn("mail server refused the sign-in; no further attempt until the user resets it", "code", string(ie.Code))
+			log.Warn("mail server refused the sign-in; no further attempt until the user resets it", "code", code)
 			return rep, &SignInRefusedError{MailboxID: cfg.ID, At: at}
 		}
 		return rep, ctxErr(ctx, fmt.Errorf("mailbox %s: sign in: %w", cfg.ID, err))
@@ -594,21 +600,46 @@ func signIn(c *imapclient.Client, cfg Config, secret string) error {
 	case AuthPassword:
 		return c.Login(cfg.Username, secret).Wait()
 	case AuthXOAuth2:
-		return c.Authenticate(&xoauth2{user: cfg.Username, token: secret})
+		m := &xoauth2{user: cfg.Username, token: secret}
+		err := c.Authenticate(m)
+		if err != nil && m.challenged {
+			// The error challenge is the refusal, however the server then
+			// ends the exchange (NO, or BAD for the dummy answer).
+			return &tokenRefusedError{err: err}
+		}
+		return err
 	}
 	return fmt.Errorf("unknown sign-in kind %q", cfg.Auth)
 }
 
+// tokenRefusedError is an XOAUTH2 sign-in the server refused with an
+// error challenge.
+type tokenRefusedError struct{ err error }
+
+func (e *tokenRefusedError) Error() string {
+	return "the server refused the OAuth2 token: " + e.err.Error()
+}
+
+func (e *tokenRefusedError) Unwrap() error { return e.err }
+
 // xoauth2 is the SASL XOAUTH2 mechanism (Google, Microsoft): one initial
-// response; on failure the server sends a JSON challenge which is answered
-// empty so it can finish with NO.
-type xoauth2 struct{ user, token string }
+// response; on failure the server sends a JSON error challenge, which the
+// client must answer before the server ends with NO. The answer is a
+// single 0x01 byte: go-imap sends an empty answer as "=", which Dovecot
+// rejects as invalid base64 (BAD) instead of finishing the refusal.
+type xoauth2 struct {
+	user, token string
+	challenged  bool
+}
 
 func (x *xoauth2) Start() (string, []byte, error) {
 	return "XOAUTH2", []byte("user=" + x.user + "\x01auth=Bearer " + x.token + "\x01\x01"), nil
 }
 
-func (x *xoauth2) Next([]byte) ([]byte, error) { return []byte{}, nil }
+func (x *xoauth2) Next([]byte) ([]byte, error) {
+	x.challenged = true
+	return []byte{1}, nil
+}
 
 // deadlineConn gives every read and write a fresh deadline, so a server
 // that stops answering ends the sync after the command timeout.
