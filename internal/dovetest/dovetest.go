@@ -57,11 +57,10 @@ type Options struct {
 	// TLS gives the server a certificate for 127.0.0.1 signed by a fresh
 	// CA (Server.CAPEM): STARTTLS on the IMAP port and an imaps listener on
 	// Server.TLSPort. Without it the server offers no TLS at all (and no
-	// STARTTLS capability).
+	// STARTTLS capability). ssl = required would add nothing here: Dovecot
+	// counts a connection from 127.0.0.1 to 127.0.0.1 as secured and
+	// allows plain-text sign-in on it anyway.
 	TLS bool
-	// RequireTLS sets ssl = required: no sign-in without TLS, even with a
-	// plain-text mechanism on loopback. Implies TLS.
-	RequireTLS bool
 	// OAuth2IntrospectionURL, when set, adds an oauth2 passdb for the
 	// XOAUTH2 and OAUTHBEARER mechanisms that checks bearer tokens by
 	// POSTing them to this URL (RFC 7662 style). The answer must be a JSON
@@ -104,7 +103,7 @@ info_log_path = {{.Dir}}/dovecot.log
 protocols = imap
 listen = 127.0.0.1
 {{- if .TLS}}
-ssl = {{if .RequireTLS}}required{{else}}yes{{end}}
+ssl = yes
 ssl_cert = <{{.CertPath}}
 ssl_key = <{{.KeyPath}}
 {{- else}}
@@ -210,9 +209,9 @@ func StartWith(t testing.TB, o Options) *Server {
 		Dir, UserName, GroupName string
 		Port, TLSPort, UID, GID  int
 		NonRoot                  bool
-		TLS, RequireTLS, OAuth2  bool
+		TLS, OAuth2              bool
 		CertPath, KeyPath        string
-	}{Dir: dir, Port: freePort(t), TLS: o.TLS || o.RequireTLS, RequireTLS: o.RequireTLS, OAuth2: o.OAuth2IntrospectionURL != ""}
+	}{Dir: dir, Port: freePort(t), TLS: o.TLS, OAuth2: o.OAuth2IntrospectionURL != ""}
 	var caPEM []byte
 	if data.TLS {
 		data.TLSPort = freePort(t)

@@ -2,11 +2,16 @@ package dovetest
 
 import (
 	"crypto/tls"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
+	"github.com/emersion/go-sasl"
 )
 
 func TestStartAppendFetch(t *testing.T) {
@@ -104,5 +109,56 @@ func TestTLSListeners(t *testing.T) {
 	if c, err := imapclient.DialTLS(s.TLSAddr(), &imapclient.Options{TLSConfig: bad}); err == nil {
 		c.Close()
 		t.Fatal("a client trusting an unrelated CA accepted the server certificate")
+	}
+}
+
+func TestOAuth2Passdb(t *testing.T) {
+	var mu sync.Mutex
+	var posted []string
+	in := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		tok := r.PostForm.Get("token")
+		mu.Lock()
+		posted = append(posted, r.Method+" "+r.URL.Path+" "+tok)
+		mu.Unlock()
+		if tok == "good" {
+			fmt.Fprint(w, `{"active":true,"username":"testuser"}`)
+			return
+		}
+		fmt.Fprint(w, `{"active":false}`)
+	}))
+	defer in.Close()
+	s := StartWith(t, Options{OAuth2IntrospectionURL: in.URL + "/introspect"})
+
+	tests := []struct {
+		name  string
+		login func(c *imapclient.Client) error
+		ok    bool
+	}{
+		{"valid bearer token", func(c *imapclient.Client) error {
+			return c.Authenticate(sasl.NewOAuthBearerClient(&sasl.OAuthBearerOptions{Username: "testuser", Token: "good"}))
+		}, true},
+		{"inactive bearer token", func(c *imapclient.Client) error {
+			return c.Authenticate(sasl.NewOAuthBearerClient(&sasl.OAuthBearerOptions{Username: "testuser", Token: "bad"}))
+		}, false},
+		{"password still works", func(c *imapclient.Client) error { return c.Login("testuser", "testpass").Wait() }, true},
+		{"token is no password", func(c *imapclient.Client) error { return c.Login("testuser", "good").Wait() }, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := imapclient.DialInsecure(s.Addr(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if err := tc.login(c); (err == nil) != tc.ok {
+				t.Errorf("sign-in error %v, want success %v\n%s", err, tc.ok, s.Log(t))
+			}
+		})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := "[POST /introspect good POST /introspect bad]"; fmt.Sprint(posted) != want {
+		t.Errorf("introspection requests %v, want %s", posted, want)
 	}
 }
