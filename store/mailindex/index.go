@@ -28,6 +28,9 @@ type Index struct {
 	// rebuilt when it changed.
 	gen     atomic.Uint64
 	vectors vectorCache
+	// fewChunks is how many chunks a filter may leave for a word search
+	// to rank them one by one (tests lower it to force the other path).
+	fewChunks int
 }
 
 const schema = `
@@ -125,6 +128,9 @@ CREATE TABLE IF NOT EXISTS embeddings(
 	vector BLOB NOT NULL
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='unicode61 remove_diacritics 2');
+-- Per term, how many chunks hold it: tells a word search whether ranking
+-- the whole table is cheap.
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, row);
 CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
 	DELETE FROM chunks_fts WHERE rowid = old.id;
 END;
@@ -153,7 +159,7 @@ func Open(ctx context.Context, path string) (*Index, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Index{db: db}, nil
+	return &Index{db: db, fewChunks: fewChunks}, nil
 }
 
 // schemaVersion is the PRAGMA user_version of the current schema:

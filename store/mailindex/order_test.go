@@ -105,6 +105,11 @@ func TestWordOrderUnchanged(t *testing.T) {
 	x := openTest(t)
 	orderCorpus(t, x)
 	got := orderReport(t, x)
+	// The same with every filtered search ranking the whole table.
+	x.fewChunks = 0
+	if whole := orderReport(t, x); whole != got {
+		t.Fatal("filtered searches ranking the whole table answer otherwise than those ranking the filtered chunks")
+	}
 	golden := filepath.Join("testdata", "word_order.golden")
 	if os.Getenv("STEWARD_UPDATE_GOLDEN") != "" {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
@@ -135,29 +140,32 @@ func TestWordPathsAgreeOnGeneratedCorpus(t *testing.T) {
 	x := openTest(t)
 	orderCorpus(t, x)
 	ctx := context.Background()
-	for _, tc := range []struct {
-		q string
-		f Filter
-	}{
-		{"v0", Filter{Folder: "Archive"}},
-		{"v1 v3", Filter{From: "s7@"}},
-		{"v0", Filter{After: day.Add(500 * time.Hour), Unread: ptr(false)}},
-		{"v12", Filter{Folder: "INBOX", Before: day.Add(100 * time.Hour)}},
-	} {
-		fast, err := x.SearchWords(ctx, "mb", tc.f, tc.q, 15)
-		if err != nil {
-			t.Fatal(err)
-		}
-		slow, err := x.searchWordsExhaustive(ctx, "mb", tc.f, MatchQuery(tc.q), 15)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(fast) != len(slow) || len(fast) == 0 {
-			t.Fatalf("%q %+v: fast %d hits, exhaustive %d", tc.q, tc.f, len(fast), len(slow))
-		}
-		for i := range fast {
-			if fast[i].Score != slow[i].Score {
-				t.Errorf("%q %+v hit %d: fast %+v, exhaustive %+v", tc.q, tc.f, i, fast[i], slow[i])
+	for _, few := range []int{fewChunks, 0} {
+		x.fewChunks = few
+		for _, tc := range []struct {
+			q string
+			f Filter
+		}{
+			{"v0", Filter{Folder: "Archive"}},
+			{"v1 v3", Filter{From: "s7@"}},
+			{"v0", Filter{After: day.Add(500 * time.Hour), Unread: ptr(false)}},
+			{"v12", Filter{Folder: "INBOX", Before: day.Add(100 * time.Hour)}},
+		} {
+			fast, err := x.SearchWords(ctx, "mb", tc.f, tc.q, 15)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slow, err := x.searchWordsExhaustive(ctx, "mb", tc.f, MatchQuery(tc.q), 15)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(fast) != len(slow) || len(fast) == 0 {
+				t.Fatalf("%q %+v: fast %d hits, exhaustive %d", tc.q, tc.f, len(fast), len(slow))
+			}
+			for i := range fast {
+				if fast[i].Score != slow[i].Score {
+					t.Errorf("%q %+v hit %d: fast %+v, exhaustive %+v", tc.q, tc.f, i, fast[i], slow[i])
+				}
 			}
 		}
 	}

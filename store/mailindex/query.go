@@ -113,11 +113,31 @@ func (x *Index) SearchWords(ctx context.Context, mailboxID string, f Filter, que
 	if mq == "" || limit <= 0 {
 		return nil, nil
 	}
+	if !f.isZero() {
+		// When the words are common, ranking the whole table is costly;
+		// a selective filter leaves few chunks: rank only those.
+		common, err := x.matchesAtLeast(ctx, query, x.fewChunks)
+		if err != nil {
+			return nil, err
+		}
+		if common {
+			hits, ok, err := x.wordsInFew(ctx, mailboxID, f, mq, limit)
+			if err != nil || ok {
+				return hits, err
+			}
+		}
+	}
 	// Fast path: the best-ranked chunks of the whole table, then the mails
 	// among them that belong here and meet f. Ranked in order, the first
 	// chunk seen of a mail is its best, so the first limit mails are the
 	// answer once enough candidates were read.
-	for k := limit * 4; k <= maxCandidates; k *= 4 {
+	start := limit * 4
+	if !f.isZero() {
+		// Each round ranks every matching chunk again: with a filter, whose
+		// mails are fewer among the best, start wider.
+		start = limit * 16
+	}
+	for k := start; k <= maxCandidates; k *= 4 {
 		hits, complete, err := x.wordCandidates(ctx, mailboxID, f, mq, k, limit)
 		if err != nil {
 			return nil, err
@@ -127,6 +147,91 @@ func (x *Index) SearchWords(ctx context.Context, mailboxID string, f Filter, que
 		}
 	}
 	return x.searchWordsExhaustive(ctx, mailboxID, f, mq, limit)
+}
+
+// fewChunks is how many chunks a filter may leave for wordsInFew to rank
+// them one by one rather than rank the whole table.
+const fewChunks = 2000
+
+// matchesAtLeast estimates from the FTS5 vocabulary whether the words of
+// query are held by at least n chunks in all. It only chooses a plan:
+// every plan gives the same answer.
+func (x *Index) matchesAtLeast(ctx context.Context, query string, n int) (bool, error) {
+	words := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	if len(words) == 0 {
+		return false, nil
+	}
+	b, err := json.Marshal(words)
+	if err != nil {
+		return false, err
+	}
+	var docs int64
+	if err := x.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(doc), 0) FROM chunks_vocab WHERE term IN (SELECT value FROM json_each(?))`,
+		string(b)).Scan(&docs); err != nil {
+		return false, fmt.Errorf("mailindex: search words: %w", err)
+	}
+	return docs >= int64(n), nil
+}
+
+// wordsInFew answers when the mails of the mailbox meeting f hold fewer
+// than fewChunks chunks (ok is false otherwise): FTS5 looks up each of
+// them by rowid, so bm25 is computed for those chunks only. bm25 uses the
+// statistics of the whole table, so the scores equal those of the other
+// paths; ties fall back to chunk order.
+func (x *Index) wordsInFew(ctx context.Context, mailboxID string, f Filter, mq string, limit int) ([]Hit, bool, error) {
+	where, args := filterSQL(mailboxID, f)
+	idRows, err := x.db.QueryContext(ctx, `SELECT c.id FROM mails m JOIN chunks c ON c.mail_id = m.id WHERE `+where+` LIMIT ?`,
+		append(args, x.fewChunks)...)
+	if err != nil {
+		return nil, false, fmt.Errorf("mailindex: search words: %w", err)
+	}
+	var ids []int64
+	for idRows.Next() {
+		var id int64
+		if err := idRows.Scan(&id); err != nil {
+			idRows.Close()
+			return nil, false, fmt.Errorf("mailindex: search words: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	idRows.Close()
+	if err := idRows.Err(); err != nil {
+		return nil, false, fmt.Errorf("mailindex: search words: %w", err)
+	}
+	if len(ids) >= x.fewChunks {
+		return nil, false, nil
+	}
+	if len(ids) == 0 {
+		return nil, true, nil
+	}
+	b, err := json.Marshal(ids)
+	if err != nil {
+		return nil, false, err
+	}
+	rows, err := x.db.QueryContext(ctx, `SELECT t.rowid, c.mail_id, t.rank FROM chunks_fts t CROSS JOIN chunks c ON c.id = t.rowid
+		WHERE chunks_fts MATCH ? AND t.rowid IN (SELECT value FROM json_each(?)) ORDER BY t.rank, t.rowid`, mq, string(b))
+	if err != nil {
+		return nil, false, fmt.Errorf("mailindex: search words: %w", err)
+	}
+	defer rows.Close()
+	seen := map[string]bool{}
+	var hits []Hit
+	for rows.Next() && len(hits) < limit {
+		var h Hit
+		if err := rows.Scan(&h.ChunkID, &h.MailID, &h.Score); err != nil {
+			return nil, false, fmt.Errorf("mailindex: search words: %w", err)
+		}
+		if seen[h.MailID] {
+			continue
+		}
+		seen[h.MailID] = true
+		h.Score = -h.Score // bm25 is lower-is-better
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("mailindex: search words: %w", err)
+	}
+	return hits, true, nil
 }
 
 // maxCandidates bounds the fast path before the exhaustive query runs.
