@@ -31,6 +31,9 @@ type Index struct {
 	// fewChunks is how many chunks a filter may leave for a word search
 	// to rank them one by one (tests lower it to force the other path).
 	fewChunks int
+	// commonDocs is how many chunks must hold the words of a filtered
+	// word search before it considers ranking the filtered chunks alone.
+	commonDocs int
 }
 
 const schema = `
@@ -159,7 +162,7 @@ func Open(ctx context.Context, path string) (*Index, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Index{db: db, fewChunks: fewChunks}, nil
+	return &Index{db: db, fewChunks: fewChunks, commonDocs: fewChunks}, nil
 }
 
 // schemaVersion is the PRAGMA user_version of the current schema:

@@ -105,10 +105,15 @@ func TestWordOrderUnchanged(t *testing.T) {
 	x := openTest(t)
 	orderCorpus(t, x)
 	got := orderReport(t, x)
-	// The same with every filtered search ranking the whole table.
-	x.fewChunks = 0
+	// The same with every filtered search ranking the filtered chunks
+	// alone, and with every one ranking the whole table.
+	x.commonDocs = 0
+	if few := orderReport(t, x); few != got {
+		t.Fatal("filtered searches ranking the filtered chunks alone answer otherwise than by default")
+	}
+	x.commonDocs, x.fewChunks = fewChunks, 0
 	if whole := orderReport(t, x); whole != got {
-		t.Fatal("filtered searches ranking the whole table answer otherwise than those ranking the filtered chunks")
+		t.Fatal("filtered searches ranking the whole table answer otherwise than by default")
 	}
 	golden := filepath.Join("testdata", "word_order.golden")
 	if os.Getenv("STEWARD_UPDATE_GOLDEN") != "" {
@@ -140,8 +145,8 @@ func TestWordPathsAgreeOnGeneratedCorpus(t *testing.T) {
 	x := openTest(t)
 	orderCorpus(t, x)
 	ctx := context.Background()
-	for _, few := range []int{fewChunks, 0} {
-		x.fewChunks = few
+	for _, knobs := range [][2]int{{fewChunks, fewChunks}, {fewChunks, 0}, {0, fewChunks}} {
+		x.fewChunks, x.commonDocs = knobs[0], knobs[1]
 		for _, tc := range []struct {
 			q string
 			f Filter
@@ -167,6 +172,33 @@ func TestWordPathsAgreeOnGeneratedCorpus(t *testing.T) {
 					t.Errorf("%q %+v hit %d: fast %+v, exhaustive %+v", tc.q, tc.f, i, fast[i], slow[i])
 				}
 			}
+		}
+	}
+}
+
+func TestMatchesAtLeast(t *testing.T) {
+	x := openTest(t)
+	seed(t, x)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		query string
+		n     int
+		want  bool
+	}{
+		{"friday", 4, true},  // three chunks of mb, one of other
+		{"FRIDAY", 4, true},  // case does not matter
+		{"friday", 5, false}, // ... but only four
+		{"lunch clause", 2, true},
+		{"lunch", 2, false},
+		{"nothingsuch", 1, false},
+		{"", 0, false},
+	} {
+		got, err := x.matchesAtLeast(ctx, tc.query, tc.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("matchesAtLeast(%q, %d) = %v, want %v", tc.query, tc.n, got, tc.want)
 		}
 	}
 }

@@ -17,18 +17,33 @@ import (
 const RRFK = 60
 
 // filterSQL returns the WHERE clause over mails m for f (after the mailbox
-// condition) and its arguments.
+// condition) and its arguments, for queries that go through many mails:
+// a folder condition is a list of the folder's mails, built once.
 func filterSQL(mailboxID string, f Filter) (string, []any) {
+	return filterWhere(mailboxID, f, false)
+}
+
+// filterSQLPerMail is filterSQL for queries that check a few candidate
+// mails one by one: a folder condition looks up the mail's locations
+// (through locations_mail), since a list of the folder's mails is not
+// worth building there.
+func filterSQLPerMail(mailboxID string, f Filter) (string, []any) {
+	return filterWhere(mailboxID, f, true)
+}
+
+func filterWhere(mailboxID string, f Filter, perMail bool) (string, []any) {
 	var w []string
 	args := []any{mailboxID}
 	w = append(w, "m.mailbox_id = ?")
 	// A mail whose last location went is pending removal: not found.
 	w = append(w, "m.loc_count > 0")
 	if f.Folder != "" || f.SpecialUse != "" {
-		// Correlated through locations_mail: a few index seeks per mail.
-		// An IN list over the folder's locations made SQLite scan the
-		// folder's locations for every candidate mail.
-		q := "EXISTS (SELECT 1 FROM locations l INDEXED BY locations_mail WHERE l.mail_id = m.id AND l.folder_id IN (SELECT fo.id FROM folders fo WHERE fo.mailbox_id = ?"
+		q := "m.id IN (SELECT l.mail_id FROM locations l JOIN folders fo ON fo.id = l.folder_id WHERE fo.mailbox_id = ?"
+		end := ")"
+		if perMail {
+			q = "EXISTS (SELECT 1 FROM locations l INDEXED BY locations_mail WHERE l.mail_id = m.id AND l.folder_id IN (SELECT fo.id FROM folders fo WHERE fo.mailbox_id = ?"
+			end = "))"
+		}
 		args = append(args, mailboxID)
 		if f.Folder != "" {
 			q += " AND fo.path = ?"
@@ -38,7 +53,7 @@ func filterSQL(mailboxID string, f Filter) (string, []any) {
 			q += " AND fo.special_use = ?"
 			args = append(args, f.SpecialUse)
 		}
-		w = append(w, q+"))")
+		w = append(w, q+end)
 	}
 	if f.From != "" {
 		w = append(w, `m.from_text LIKE ? ESCAPE '\'`)
@@ -116,7 +131,7 @@ func (x *Index) SearchWords(ctx context.Context, mailboxID string, f Filter, que
 	if !f.isZero() {
 		// When the words are common, ranking the whole table is costly;
 		// a selective filter leaves few chunks: rank only those.
-		common, err := x.matchesAtLeast(ctx, query, x.fewChunks)
+		common, err := x.matchesAtLeast(ctx, query, x.commonDocs)
 		if err != nil {
 			return nil, err
 		}
@@ -267,7 +282,7 @@ func (x *Index) wordCandidates(ctx context.Context, mailboxID string, f Filter, 
 	for _, c := range cands {
 		qargs = append(qargs, c.id)
 	}
-	where, args := filterSQL(mailboxID, f)
+	where, args := filterSQLPerMail(mailboxID, f)
 	// CROSS JOIN keeps chunks (looked up by rowid) as the outer loop.
 	mrows, err := x.db.QueryContext(ctx, `SELECT c.id, c.mail_id FROM chunks c CROSS JOIN mails m ON m.id = c.mail_id
 		WHERE c.id IN (`+strings.Repeat("?,", len(cands)-1)+`?) AND `+where, append(qargs, args...)...)
@@ -305,7 +320,7 @@ func (x *Index) wordCandidates(ctx context.Context, mailboxID string, f Filter, 
 }
 
 func (x *Index) searchWordsExhaustive(ctx context.Context, mailboxID string, f Filter, mq string, limit int) ([]Hit, error) {
-	where, args := filterSQL(mailboxID, f)
+	where, args := filterSQLPerMail(mailboxID, f)
 	// bm25 cannot stand inside an aggregate; the materialized CTE ranks
 	// every matching chunk first, then each mail keeps its best.
 	q := `WITH h AS MATERIALIZED (
