@@ -8,4 +8,11 @@
 // server or an embedding provider; the mailbox package does that and hands
 // the results here. Writes are idempotent and batched in transactions, so a
 // sync killed at any point resumes without duplicates or gaps.
+//
+// The schema carries a version (PRAGMA user_version); Open migrates an
+// index made by an older version in one transaction and refuses one made
+// by a newer version. Vectors live in their own table keyed by chunk, so
+// storing them never rewrites a chunk. A word search chooses between
+// ranking the best chunks of the whole table and ranking only the chunks
+// a selective filter leaves; both give the same answer.
 package mailindex

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -150,24 +151,75 @@ func (x *Index) SearchVector(ctx context.Context, mailboxID string, f Filter, mo
 		best[mail] = len(hits)
 		hits = append(hits, h)
 	}
-	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].Score != hits[j].Score {
-			return hits[i].Score > hits[j].Score
-		}
-		return hits[i].ChunkID < hits[j].ChunkID
-	})
-	if eligible == nil {
-		// Without a filter the set may hold mails pending removal: keep
-		// only those still in a folder.
-		hits, err = x.located(ctx, hits, limit)
-		if err != nil {
+	if eligible != nil {
+		return topHits(hits, limit), nil
+	}
+	// Without a filter the set may hold mails pending removal: keep only
+	// those still in a folder, from a few more than needed, or from all
+	// when too many of those went.
+	top := topHits(slices.Clone(hits), 4*limit)
+	out, err := x.located(ctx, top, limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) < limit && len(top) < len(hits) {
+		if out, err = x.located(ctx, topHits(hits, len(hits)), limit); err != nil {
 			return nil, err
 		}
 	}
-	if len(hits) > limit {
-		hits = hits[:limit]
+	return out, nil
+}
+
+// hitBefore orders vector hits: higher score first, then lower chunk ID.
+// Chunk IDs are unique, so the order is total.
+func hitBefore(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
 	}
-	return hits, nil
+	return a.ChunkID < b.ChunkID
+}
+
+// topHits returns the first k hits in hitBefore order, sorted, without
+// sorting all of them; it reorders hits.
+func topHits(hits []Hit, k int) []Hit {
+	if k <= 0 {
+		return nil
+	}
+	if len(hits) <= k {
+		sort.Slice(hits, func(i, j int) bool { return hitBefore(hits[i], hits[j]) })
+		return hits
+	}
+	// hits[:k] is a heap whose root is the worst of the best k so far.
+	top := hits[:k]
+	worse := func(i, j int) bool { return hitBefore(top[j], top[i]) }
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= k {
+				return
+			}
+			w := l
+			if r := l + 1; r < k && worse(r, l) {
+				w = r
+			}
+			if !worse(w, i) {
+				return
+			}
+			top[i], top[w] = top[w], top[i]
+			i = w
+		}
+	}
+	for i := k/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, h := range hits[k:] {
+		if hitBefore(h, top[0]) {
+			top[0] = h
+			down(0)
+		}
+	}
+	sort.Slice(top, func(i, j int) bool { return hitBefore(top[i], top[j]) })
+	return top
 }
 
 // located keeps, in order, the first limit hits whose mail has a location.
