@@ -162,7 +162,7 @@ func Open(ctx context.Context, path string) (*Index, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Index{db: db, fewChunks: fewChunks, commonDocs: fewChunks}, nil
+	return &Index{db: db, fewChunks: fewChunks, commonDocs: commonDocs}, nil
 }
 
 // schemaVersion is the PRAGMA user_version of the current schema:

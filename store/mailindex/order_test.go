@@ -111,7 +111,7 @@ func TestWordOrderUnchanged(t *testing.T) {
 	if few := orderReport(t, x); few != got {
 		t.Fatal("filtered searches ranking the filtered chunks alone answer otherwise than by default")
 	}
-	x.commonDocs, x.fewChunks = fewChunks, 0
+	x.commonDocs, x.fewChunks = commonDocs, 0
 	if whole := orderReport(t, x); whole != got {
 		t.Fatal("filtered searches ranking the whole table answer otherwise than by default")
 	}
@@ -145,7 +145,7 @@ func TestWordPathsAgreeOnGeneratedCorpus(t *testing.T) {
 	x := openTest(t)
 	orderCorpus(t, x)
 	ctx := context.Background()
-	for _, knobs := range [][2]int{{fewChunks, fewChunks}, {fewChunks, 0}, {0, fewChunks}} {
+	for _, knobs := range [][2]int{{fewChunks, commonDocs}, {fewChunks, 0}, {0, commonDocs}} {
 		x.fewChunks, x.commonDocs = knobs[0], knobs[1]
 		for _, tc := range []struct {
 			q string

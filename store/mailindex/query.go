@@ -165,8 +165,12 @@ func (x *Index) SearchWords(ctx context.Context, mailboxID string, f Filter, que
 }
 
 // fewChunks is how many chunks a filter may leave for wordsInFew to rank
-// them one by one rather than rank the whole table.
-const fewChunks = 2000
+// only those rather than rank the whole table.
+const fewChunks = 50000
+
+// commonDocs is how many chunks must hold the words before a filtered
+// search considers wordsInFew: below it, ranking the whole table is cheap.
+const commonDocs = 2000
 
 // matchesAtLeast estimates from the FTS5 vocabulary whether the words of
 // query are held by at least n chunks in all. It only chooses a plan:
@@ -189,10 +193,12 @@ func (x *Index) matchesAtLeast(ctx context.Context, query string, n int) (bool, 
 }
 
 // wordsInFew answers when the mails of the mailbox meeting f hold fewer
-// than fewChunks chunks (ok is false otherwise): FTS5 looks up each of
-// them by rowid, so bm25 is computed for those chunks only. bm25 uses the
-// statistics of the whole table, so the scores equal those of the other
-// paths; ties fall back to chunk order.
+// than fewChunks chunks (ok is false otherwise): one pass over the words'
+// matches keeps those chunks, and only they are ranked. The rowid test is
+// written +t.rowid so FTS5 is not handed it: looked up one rowid at a
+// time, bm25 would recount the matches of every word for each. bm25 uses
+// the statistics of the whole table, so the scores equal those of the
+// other paths; ties fall back to chunk order.
 func (x *Index) wordsInFew(ctx context.Context, mailboxID string, f Filter, mq string, limit int) ([]Hit, bool, error) {
 	where, args := filterSQL(mailboxID, f)
 	idRows, err := x.db.QueryContext(ctx, `SELECT c.id FROM mails m JOIN chunks c ON c.mail_id = m.id WHERE `+where+` LIMIT ?`,
@@ -224,7 +230,7 @@ func (x *Index) wordsInFew(ctx context.Context, mailboxID string, f Filter, mq s
 		return nil, false, err
 	}
 	rows, err := x.db.QueryContext(ctx, `SELECT t.rowid, c.mail_id, t.rank FROM chunks_fts t CROSS JOIN chunks c ON c.id = t.rowid
-		WHERE chunks_fts MATCH ? AND t.rowid IN (SELECT value FROM json_each(?)) ORDER BY t.rank, t.rowid`, mq, string(b))
+		WHERE chunks_fts MATCH ? AND +t.rowid IN (SELECT value FROM json_each(?)) ORDER BY t.rank, t.rowid`, mq, string(b))
 	if err != nil {
 		return nil, false, fmt.Errorf("mailindex: search words: %w", err)
 	}
