@@ -464,8 +464,10 @@ func (x *Index) ChunkTexts(ctx context.Context, ids []int64) (map[int64]string, 
 // after, not yet embedded with model (never embedded, or with another
 // model), in ID order. Pass the last ID of one call to the next.
 func (x *Index) PendingChunks(ctx context.Context, mailboxID, model string, after int64, limit int) ([]ChunkText, error) {
-	rows, err := x.db.QueryContext(ctx, `SELECT c.id, t.text FROM chunks c JOIN mails m ON m.id = c.mail_id
-		JOIN chunks_fts t ON t.rowid = c.id
+	// CROSS JOIN keeps chunks, read in ID order from after, as the outer
+	// loop: each call then costs what it returns, not the whole mailbox.
+	rows, err := x.db.QueryContext(ctx, `SELECT c.id, t.text FROM chunks c CROSS JOIN mails m ON m.id = c.mail_id
+		CROSS JOIN chunks_fts t ON t.rowid = c.id
 		WHERE c.id > ? AND m.mailbox_id = ? AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = ?)
 		ORDER BY c.id LIMIT ?`, after, mailboxID, model, limit)
 	if err != nil {
