@@ -28,7 +28,21 @@ var (
 	perfOnce sync.Once
 	perf     *perfCorpus
 	perfErr  error
+	perfDir  string
 )
+
+// TestMain removes the generated latency corpus (hundreds of MB at
+// 100,000 mails) once the benchmarks are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if perf != nil {
+		perf.x.Close()
+	}
+	if perfDir != "" {
+		os.RemoveAll(perfDir)
+	}
+	os.Exit(code)
+}
 
 // perfMails is STEWARD_BENCH_PERF_MAILS (default 20,000).
 func perfMails() int {
@@ -124,6 +138,7 @@ func perfCorpusOf(b *testing.B) *perfCorpus {
 			perfErr = err
 			return
 		}
+		perfDir = dir
 		start := time.Now()
 		perf, perfErr = buildPerfCorpus(context.Background(), dir, perfMails(), 256)
 		if perfErr == nil {
