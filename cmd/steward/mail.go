@@ -194,15 +194,11 @@ func newMailSyncCmd(e env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, _ := cmd.Flags().GetString("mailbox")
 			retry, _ := cmd.Flags().GetBool("retry-sign-in")
-			a, err := openApp(cmd, e)
+			a, boxes, err := openMailboxes(cmd, e, id)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			boxes, err := selectMailboxes(a, id)
-			if err != nil {
-				return err
-			}
 			ix, err := a.MailIndexer(cmd.Context())
 			if err != nil {
 				return err
@@ -258,15 +254,11 @@ func newMailStatusCmd(e env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, _ := cmd.Flags().GetString("mailbox")
 			asJSON, _ := cmd.Flags().GetBool("json")
-			a, err := openApp(cmd, e)
+			a, boxes, err := openMailboxes(cmd, e, id)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			boxes, err := selectMailboxes(a, id)
-			if err != nil {
-				return err
-			}
 			svc, err := mailServiceForCLI(cmd, a)
 			if err != nil {
 				return err
@@ -578,12 +570,8 @@ func printToolResult(cmd *cobra.Command, e env, t tool.Tool, args map[string]any
 // openMailQuery opens the app and the retrieval service over the user's
 // own index for search and count, after checking the mailbox flag.
 func openMailQuery(cmd *cobra.Command, e env, id string) (*app.App, *mailbox.Service, error) {
-	a, err := openApp(cmd, e)
+	a, _, err := openMailboxes(cmd, e, id)
 	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := selectMailboxes(a, id); err != nil {
-		a.Close()
 		return nil, nil, err
 	}
 	svc, err := mailServiceForCLI(cmd, a)
@@ -596,4 +584,19 @@ func openMailQuery(cmd *cobra.Command, e env, id string) (*app.App, *mailbox.Ser
 
 func mailToolOptions(a *app.App, svc *mailbox.Service) mail.Options {
 	return mail.Options{Service: svc, Guard: a.Filter(), Location: time.Local, Logger: a.Logger}
+}
+
+// openMailboxes opens the app and returns the configured mailboxes, or the
+// one the --mailbox flag names. The caller closes the app.
+func openMailboxes(cmd *cobra.Command, e env, id string) (*app.App, []mailbox.Config, error) {
+	a, err := openApp(cmd, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	boxes, err := selectMailboxes(a, id)
+	if err != nil {
+		a.Close()
+		return nil, nil, err
+	}
+	return a, boxes, nil
 }
