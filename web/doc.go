@@ -6,7 +6,9 @@
 // chain before connecting, resolves names itself and dials only the addresses
 // it checked, caps the response size after decompression, refuses binary
 // content on its headers, and turns an HTML page into Markdown of its main
-// content (a text document comes back as sent). Truncate is the Markdown
+// content (a text document comes back as sent): tables stay Markdown tables,
+// links are made absolute, and a discussion thread marked up with schema.org
+// microdata keeps its replies, not only the opening post. Truncate is the Markdown
 // truncator the tools apply before the prompt-injection filter runs.
 //
 // A retrieval may carry the operating-system sign-in (Options.SignIn,

@@ -77,6 +77,19 @@ func extractHTML(doc string, pageURL *url.URL) (ex extracted, err error) {
 	pageBase := baseURL(root, pageURL)
 	meta := readMeta(root)
 	clean(root)
+	// A discussion thread marked up with schema.org microdata (Discourse,
+	// many other forums) keeps its replies beside or inside the opening
+	// post; readability scores the opening post best and drops the
+	// replies. Measure the whole thread now, before readability changes
+	// the tree.
+	var replyTexts []string
+	if t, replies := threadRoot(root); t != nil {
+		for _, r := range replies {
+			if s := longestText(r); s != "" {
+				replyTexts = append(replyTexts, s)
+			}
+		}
+	}
 
 	parser := readability.NewParser()
 	parser.MaxElemsToParse = maxElements
@@ -99,15 +112,30 @@ func extractHTML(doc string, pageURL *url.URL) (ex extracted, err error) {
 	} else {
 		ex.authors = meta.authors()
 	}
-	if content == nil || strings.TrimSpace(textOf(content)) == "" {
-		// Readability found nothing; fall back to the page body. The
-		// document was mutated, so parse it again.
+	found := ""
+	if content != nil {
+		found = collapseSpace(textOf(content))
+	}
+	lost := 0
+	for _, r := range replyTexts {
+		if !strings.Contains(found, r) {
+			lost++
+		}
+	}
+	if found == "" || lost*2 > len(replyTexts) {
+		// Readability found nothing, or left out most replies of a
+		// thread: take the whole thread, else fall back to the page body.
+		// The document was mutated, so parse it again.
 		again, err := html.Parse(strings.NewReader(doc))
 		if err != nil {
 			return extracted{}, fmt.Errorf("%w: %v", ErrDecode, err)
 		}
 		clean(again)
-		content = fallbackRoot(again)
+		if t, _ := threadRoot(again); t != nil && lost*2 > len(replyTexts) {
+			content = t
+		} else if found == "" {
+			content = fallbackRoot(again)
+		}
 	}
 	if ex.title == "" {
 		ex.title = meta.title
@@ -124,7 +152,12 @@ func extractHTML(doc string, pageURL *url.URL) (ex extracted, err error) {
 			base.NewBasePlugin(), commonmark.NewCommonmarkPlugin(),
 			// Minimal padding: aligned columns cost the model tokens and
 			// tell it nothing.
-			table.NewTablePlugin(table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal))))
+			// A cell holding several paragraphs keeps them apart with
+			// <br />, instead of the whole table being flattened into
+			// loose text; rows left empty (separator rows) are dropped.
+			table.NewTablePlugin(table.WithCellPaddingBehavior(table.CellPaddingBehaviorMinimal),
+				table.WithNewlineBehavior(table.NewlineBehaviorPreserve),
+				table.WithSkipEmptyRows(true))))
 		domain := ""
 		if pageBase != nil {
 			domain = pageBase.String()
@@ -239,10 +272,26 @@ func shouldRemove(n *html.Node) bool {
 			}
 		}
 	}
+	if n.DataAtom == atom.Hr && insideTableCell(n) {
+		// A rule inside a cell only separates rows visually (Go's release
+		// notes draw one per row group); left in, it stops the whole table
+		// from becoming a Markdown table.
+		return true
+	}
 	if n.DataAtom == atom.Img {
 		alt, _ := attr(n, "alt")
 		src, _ := attr(n, "src")
 		return strings.TrimSpace(alt) == "" || badScheme(src)
+	}
+	return false
+}
+
+// insideTableCell reports whether n has a td or th ancestor.
+func insideTableCell(n *html.Node) bool {
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p.Type == html.ElementNode && (p.DataAtom == atom.Td || p.DataAtom == atom.Th) {
+			return true
+		}
 	}
 	return false
 }
@@ -291,7 +340,12 @@ func isPermalinkMarker(a *html.Node) bool {
 	}
 	href, _ := attr(a, "href")
 	text := strings.TrimSpace(textOf(a))
-	return strings.HasPrefix(href, "#") && (text == "¶" || text == "#" || text == "§")
+	if !strings.HasPrefix(href, "#") {
+		return false
+	}
+	// Discourse and others put an empty anchor before each heading.
+	empty := text == "" && findFirst(a, func(x *html.Node) bool { return x.DataAtom == atom.Img }) == nil
+	return empty || text == "¶" || text == "#" || text == "§"
 }
 
 func badScheme(v string) bool {
@@ -304,6 +358,82 @@ func badScheme(v string) bool {
 		return unicode.ToLower(r)
 	}, v)
 	return strings.HasPrefix(v, "javascript:") || strings.HasPrefix(v, "vbscript:") || strings.HasPrefix(v, "data:")
+}
+
+// threadRoot finds a discussion thread by its schema.org microdata: the
+// opening post (itemtype DiscussionForumPosting or Question) and its
+// replies (itemprop comment, suggestedAnswer or acceptedAnswer). It
+// returns the closest element holding the opening post and every reply,
+// and the replies, or nil when the page has no such thread.
+func threadRoot(doc *html.Node) (*html.Node, []*html.Node) {
+	var posting *html.Node
+	var replies []*html.Node
+	walk(doc, func(n *html.Node) bool {
+		if n.Type != html.ElementNode {
+			return true
+		}
+		if t, ok := attr(n, "itemtype"); ok && posting == nil {
+			t = strings.TrimRight(strings.TrimSpace(t), "/")
+			if strings.HasSuffix(t, "schema.org/DiscussionForumPosting") || strings.HasSuffix(t, "schema.org/Question") {
+				posting = n
+			}
+		}
+		if p, ok := attr(n, "itemprop"); ok {
+			for _, f := range strings.Fields(p) {
+				if f == "comment" || f == "suggestedAnswer" || f == "acceptedAnswer" {
+					replies = append(replies, n)
+					break
+				}
+			}
+		}
+		return true
+	})
+	if posting == nil || len(replies) == 0 {
+		return nil, nil
+	}
+	common := posting
+	for _, r := range replies {
+		common = commonAncestor(common, r)
+		if common == nil {
+			return nil, nil
+		}
+	}
+	if common.Type != html.ElementNode || common.DataAtom == atom.Html {
+		return nil, nil
+	}
+	return common, replies
+}
+
+// longestText is the longest text node under n, spaces collapsed, cut to
+// 60 runes: a sample to look for in what readability kept.
+func longestText(n *html.Node) string {
+	best := ""
+	walk(n, func(x *html.Node) bool {
+		if x.Type == html.TextNode {
+			if t := collapseSpace(x.Data); len(t) > len(best) {
+				best = t
+			}
+		}
+		return true
+	})
+	if r := []rune(best); len(r) > 60 {
+		best = string(r[:60])
+	}
+	return best
+}
+
+// commonAncestor is the closest node that is a or b or holds both.
+func commonAncestor(a, b *html.Node) *html.Node {
+	seen := map[*html.Node]bool{}
+	for n := a; n != nil; n = n.Parent {
+		seen[n] = true
+	}
+	for n := b; n != nil; n = n.Parent {
+		if seen[n] {
+			return n
+		}
+	}
+	return nil
 }
 
 // fallbackRoot picks the reference's root when readability found nothing:
