@@ -430,3 +430,49 @@ func TestExtractionDeepNesting(t *testing.T) {
 		t.Fatalf("300 levels: %v", err)
 	}
 }
+
+// TestRealPageShiftJIS retrieves a real Shift_JIS page (the home page of
+// www.dtiserv.com, a Japanese hosting company) from a loopback server and
+// checks that the Markdown holds its Japanese text decoded, not mojibake,
+// whether the charset comes from the response header or only from the
+// page's own meta tag.
+func TestRealPageShiftJIS(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "pages", "real-sjis-dtiserv.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if utf8.Valid(raw) {
+		t.Fatal("fixture is valid UTF-8; it must stay Shift_JIS bytes")
+	}
+	for _, contentType := range []string{"text/html", "text/html; charset=Shift_JIS"} {
+		t.Run(contentType, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", contentType)
+				w.Write(raw)
+			}))
+			defer srv.Close()
+			s := NewService(ServiceOptions{})
+			page, err := s.Retrieve(context.Background(), srv.URL+"/index.html", Options{Policy: UserChosen})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if page.Title != "dti services" {
+				t.Errorf("title %q", page.Title)
+			}
+			for _, s := range []string{
+				"私共dti servicesでは、安心性、スピード、確実性、柔軟性をモットーにお客様のあらゆるニーズにお応え出来ますよう",
+				"電子商取引（エレクトロニックコマース）、オンライン情報提供、インタラクティブメディア（双方向通信）。",
+				"当社のテクニカルは、常時24時間体制で対応しておりますので",
+			} {
+				if !strings.Contains(page.Markdown, s) {
+					t.Errorf("Markdown lacks %q:\n%s", s, page.Markdown)
+				}
+			}
+			for _, s := range []string{"\uFFFD", "MM_preloadImages", "background-color", "macromedia"} {
+				if strings.Contains(page.Markdown, s) {
+					t.Errorf("Markdown contains %q", s)
+				}
+			}
+		})
+	}
+}
