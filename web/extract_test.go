@@ -21,8 +21,9 @@ var update = flag.Bool("update", false, "rewrite the golden Markdown files under
 // The fixtures under testdata/pages are of two sorts. The real-*.html
 // files are real pages saved from the sites named in their names (BBC
 // News, golang.org, Wikipedia, The New York Times, the Ziggit Discourse
-// forum), taken byte for byte from public test corpora; README.md there
-// gives each one's address and provenance. The other five are hand-built
+// forum; the Shift_JIS dtiserv.com page is used by TestRealPageShiftJIS),
+// taken byte for byte from public test corpora; README.md there gives each
+// one's address and provenance. The other five are hand-built
 // replicas of real-world page structures (a news site, a Sphinx
 // documentation page, a Discourse thread, a MediaWiki list, a marketing
 // page full of scripts and hidden text), written where no page could be
