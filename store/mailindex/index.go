@@ -34,6 +34,13 @@ type Index struct {
 	// commonDocs is how many chunks must hold the words of a filtered
 	// word search before it considers ranking the filtered chunks alone.
 	commonDocs int
+	// commonMin is the least number of chunks holding a common word
+	// (tests lower it).
+	commonMin int
+	// fewMatches is how many matches of a filtered word search are ranked
+	// at once (tests lower it to force the other paths).
+	fewMatches int
+	stats      statsCache
 }
 
 const schema = `
@@ -71,6 +78,8 @@ CREATE TABLE IF NOT EXISTS mails(
 	loc_count INTEGER NOT NULL DEFAULT 0,
 	any_seen INTEGER NOT NULL DEFAULT 0,
 	any_flagged INTEGER NOT NULL DEFAULT 0,
+	-- The mail's row in mails_people (schema 2).
+	people_row INTEGER NOT NULL DEFAULT 0,
 	UNIQUE(mailbox_id, content_key)
 );
 CREATE INDEX IF NOT EXISTS mails_received ON mails(mailbox_id, received DESC);
@@ -86,7 +95,9 @@ CREATE TABLE IF NOT EXISTS locations(
 	deleted INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY(folder_id, uid)
 );
-CREATE INDEX IF NOT EXISTS locations_mail ON locations(mail_id);
+-- Covers the folder test of a search filter (schema 2; 1 had locations_mail).
+DROP INDEX IF EXISTS locations_mail;
+CREATE INDEX IF NOT EXISTS locations_mail_folder ON locations(mail_id, folder_id);
 CREATE TRIGGER IF NOT EXISTS locations_insert AFTER INSERT ON locations BEGIN
 	UPDATE mails SET loc_count = (SELECT COUNT(*) FROM locations WHERE mail_id = NEW.mail_id),
 		any_seen = EXISTS(SELECT 1 FROM locations WHERE mail_id = NEW.mail_id AND seen = 1),
@@ -137,6 +148,21 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, row)
 CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
 	DELETE FROM chunks_fts WHERE rowid = old.id;
 END;
+-- Sender and recipient texts by trigrams, so a sender or recipient
+-- filter of three or more characters is a lookup, not a scan (schema 2).
+CREATE VIRTUAL TABLE IF NOT EXISTS mails_people USING fts5(from_text, to_text, tokenize='trigram');
+-- The common words and how many chunks hold each (see terms.go).
+CREATE TABLE IF NOT EXISTS term_stats(
+	term TEXT PRIMARY KEY,
+	docs INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS term_stats_meta(
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	chunks INTEGER NOT NULL,
+	tokens INTEGER NOT NULL,
+	max_chunk INTEGER NOT NULL,
+	cut INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS orphan_watch(
 	mailbox_id TEXT PRIMARY KEY
 );
@@ -162,13 +188,42 @@ func Open(ctx context.Context, path string) (*Index, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Index{db: db, fewChunks: fewChunks, commonDocs: commonDocs}, nil
+	return &Index{db: db, fewChunks: fewChunks, commonDocs: commonDocs, commonMin: commonMin, fewMatches: fewMatches}, nil
 }
 
 // schemaVersion is the PRAGMA user_version of the current schema:
 // 0 kept each chunk's vector in the chunk's row, 1 keeps vectors in the
-// embeddings table.
-const schemaVersion = 1
+// embeddings table, 2 adds the trigram table of senders and recipients.
+const schemaVersion = 2
+
+// schemaAfter is run after the migrations, since it names columns they
+// add.
+const schemaAfter = `
+CREATE INDEX IF NOT EXISTS mails_people_row ON mails(people_row);
+CREATE TRIGGER IF NOT EXISTS mails_people_delete AFTER DELETE ON mails BEGIN
+	DELETE FROM mails_people WHERE rowid = OLD.people_row;
+END;
+`
+
+// fillPeople adds the people_row column to an index of schema 1 or older
+// and fills mails_people from its mails.
+func fillPeople(ctx context.Context, tx *sql.Tx) error {
+	var has int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('mails') WHERE name = 'people_row'`).Scan(&has); err != nil {
+		return err
+	}
+	if has == 0 {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE mails ADD COLUMN people_row INTEGER NOT NULL DEFAULT 0`); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO mails_people(rowid, from_text, to_text)
+		SELECT rowid, from_text, to_text FROM mails WHERE people_row = 0`); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE mails SET people_row = rowid WHERE people_row = 0`)
+	return err
+}
 
 // migrate creates the schema and brings an index made by an older version
 // up to schemaVersion in one transaction.
@@ -197,6 +252,14 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		if err := moveEmbeddings(ctx, tx); err != nil {
 			return fmt.Errorf("mailindex: migrate to schema 1: %w", err)
 		}
+	}
+	if version < 2 {
+		if err := fillPeople(ctx, tx); err != nil {
+			return fmt.Errorf("mailindex: migrate to schema 2: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, schemaAfter); err != nil {
+		return fmt.Errorf("mailindex: create schema: %w", err)
 	}
 	if version != schemaVersion {
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
@@ -564,13 +627,23 @@ func insertMail(ctx context.Context, tx *sql.Tx, mailboxID string, it Incoming) 
 	if received.IsZero() {
 		received = time.Now()
 	}
+	fromText := searchText(m.Addresses.From, m.Addresses.Sender)
+	toText := searchText(m.Addresses.To, m.Addresses.Cc, m.Addresses.Bcc)
+	res, err := tx.ExecContext(ctx, `INSERT INTO mails_people(from_text, to_text) VALUES(?, ?)`, fromText, toText)
+	if err != nil {
+		return "", fmt.Errorf("insert mail: %w", err)
+	}
+	peopleRow, err := res.LastInsertId()
+	if err != nil {
+		return "", fmt.Errorf("insert mail: %w", err)
+	}
 	if _, err := tx.ExecContext(ctx, `
 		INSERT INTO mails(id, mailbox_id, content_key, message_id, in_reply_to, refs, sent, received, from_addr, from_text, to_text,
-			addresses, subject, importance, encryption, has_attachments, size)
-		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			addresses, subject, importance, encryption, has_attachments, size, people_row)
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 		id, mailboxID, m.ContentKey, m.MessageID, m.InReplyTo, strings.Join(m.References, " "), unix(m.Sent), received.Unix(),
-		fromAddr, searchText(m.Addresses.From, m.Addresses.Sender), searchText(m.Addresses.To, m.Addresses.Cc, m.Addresses.Bcc),
-		string(addrs), m.Subject, imp, m.Encryption, b2i(m.HasAttachments || len(m.Attachments) > 0), m.Size); err != nil {
+		fromAddr, fromText, toText,
+		string(addrs), m.Subject, imp, m.Encryption, b2i(m.HasAttachments || len(m.Attachments) > 0), m.Size, peopleRow); err != nil {
 		return "", fmt.Errorf("insert mail: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO parts(mail_id, kind, number, type, text) VALUES(?, 'HEADERS', 0, 'text/rfc822-headers', ?)`, id, m.Headers); err != nil {

@@ -42,7 +42,7 @@ func writeV0(t *testing.T, path string) {
 	for _, q := range []string{
 		v0,
 		`INSERT INTO folders(id, mailbox_id, path) VALUES(1, 'mb', 'INBOX')`,
-		`INSERT INTO mails(id, mailbox_id, content_key, received, subject) VALUES('a', 'mb', 'ka', 1, 'A'), ('b', 'mb', 'kb', 2, 'B')`,
+		`INSERT INTO mails(id, mailbox_id, content_key, received, subject, from_text) VALUES('a', 'mb', 'ka', 1, 'A', 'anna <anna@north.example>'), ('b', 'mb', 'kb', 2, 'B', 'bo <bo@south.example>')`,
 		`INSERT INTO locations(folder_id, uid, mail_id) VALUES(1, 1, 'a'), (1, 2, 'b')`,
 		`INSERT INTO chunks(id, mail_id, seq) VALUES(1, 'a', 0), (2, 'b', 0)`,
 		`INSERT INTO chunks_fts(rowid, text) VALUES(1, 'first delivery'), (2, 'second delivery')`,
@@ -60,7 +60,7 @@ func TestMigrateV0MovesEmbeddings(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mail.db")
 	writeV0(t, path)
 	ctx := context.Background()
-	for round := range 2 { // the second open finds version 1 and changes nothing
+	for round := range 2 { // the second open finds the current version and changes nothing
 		x, err := Open(ctx, path)
 		if err != nil {
 			t.Fatalf("open %d: %v", round, err)
@@ -96,6 +96,11 @@ func TestMigrateV0MovesEmbeddings(t *testing.T) {
 		words, err := x.SearchWords(ctx, "mb", Filter{}, "delivery", 5)
 		if err != nil || len(words) != 2 {
 			t.Fatalf("open %d: word hits %+v (%v), want 2", round, words, err)
+		}
+		// Schema 2 filled the sender index from the mails already there.
+		words, err = x.SearchWords(ctx, "mb", Filter{From: "South.Ex"}, "delivery", 5)
+		if err != nil || len(words) != 1 || words[0].MailID != "b" {
+			t.Fatalf("open %d: word hits from south %+v (%v), want mail b", round, words, err)
 		}
 		x.Close()
 	}

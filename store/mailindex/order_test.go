@@ -104,6 +104,7 @@ func orderReport(t *testing.T, x *Index) string {
 func TestWordOrderUnchanged(t *testing.T) {
 	x := openTest(t)
 	orderCorpus(t, x)
+	x.fewMatches = 0
 	got := orderReport(t, x)
 	// The same with every filtered search ranking the filtered chunks
 	// alone, and with every one ranking the whole table.
@@ -145,8 +146,8 @@ func TestWordPathsAgreeOnGeneratedCorpus(t *testing.T) {
 	x := openTest(t)
 	orderCorpus(t, x)
 	ctx := context.Background()
-	for _, knobs := range [][2]int{{fewChunks, commonDocs}, {fewChunks, 0}, {0, commonDocs}} {
-		x.fewChunks, x.commonDocs = knobs[0], knobs[1]
+	for _, knobs := range [][3]int{{fewChunks, commonDocs, 0}, {fewChunks, 0, 0}, {0, commonDocs, 0}, {fewChunks, commonDocs, fewMatches}} {
+		x.fewChunks, x.commonDocs, x.fewMatches = knobs[0], knobs[1], knobs[2]
 		for _, tc := range []struct {
 			q string
 			f Filter
@@ -176,29 +177,27 @@ func TestWordPathsAgreeOnGeneratedCorpus(t *testing.T) {
 	}
 }
 
-func TestMatchesAtLeast(t *testing.T) {
+func TestWordDocs(t *testing.T) {
 	x := openTest(t)
 	seed(t, x)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		query string
-		n     int
-		want  bool
+		want  int64
 	}{
-		{"friday", 4, true},  // three chunks of mb, one of other
-		{"FRIDAY", 4, true},  // case does not matter
-		{"friday", 5, false}, // ... but only four
-		{"lunch clause", 2, true},
-		{"lunch", 2, false},
-		{"nothingsuch", 1, false},
-		{"", 0, false},
+		{"friday", 4}, // three chunks of mb, one of other
+		{"FRIDAY", 4}, // case does not matter
+		{"lunch clause", 2},
+		{"lunch", 1},
+		{"nothingsuch", 0},
+		{"", 0},
 	} {
-		got, err := x.matchesAtLeast(ctx, tc.query, tc.n)
+		got, err := x.wordDocs(ctx, tc.query)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got != tc.want {
-			t.Errorf("matchesAtLeast(%q, %d) = %v, want %v", tc.query, tc.n, got, tc.want)
+			t.Errorf("wordDocs(%q) = %d, want %d", tc.query, got, tc.want)
 		}
 	}
 }

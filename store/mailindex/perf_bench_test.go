@@ -94,6 +94,10 @@ func buildPerfCorpus(ctx context.Context, dir string, n, dim int) (*perfCorpus, 
 			}
 		}
 	}
+	// As the indexer does after adding mails.
+	if err := x.RefreshWordStats(ctx); err != nil {
+		return nil, err
+	}
 	var after int64
 	var stored int
 	var spent time.Duration

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // RRFK is the reciprocal rank fusion constant (Cormack et al., 2009).
@@ -25,7 +26,7 @@ func filterSQL(mailboxID string, f Filter) (string, []any) {
 
 // filterSQLPerMail is filterSQL for queries that check a few candidate
 // mails one by one: a folder condition looks up the mail's locations
-// (through locations_mail), since a list of the folder's mails is not
+// (through locations_mail_folder), since a list of the folder's mails is not
 // worth building there.
 func filterSQLPerMail(mailboxID string, f Filter) (string, []any) {
 	return filterWhere(mailboxID, f, true)
@@ -34,14 +35,20 @@ func filterSQLPerMail(mailboxID string, f Filter) (string, []any) {
 func filterWhere(mailboxID string, f Filter, perMail bool) (string, []any) {
 	var w []string
 	args := []any{mailboxID}
-	w = append(w, "m.mailbox_id = ?")
+	if utf8.RuneCountInString(f.From) >= 3 || utf8.RuneCountInString(f.To) >= 3 {
+		// The few mails of the trigram lookup drive the query; the
+		// unary plus keeps the planner from scanning the mailbox instead.
+		w = append(w, "+m.mailbox_id = ?")
+	} else {
+		w = append(w, "m.mailbox_id = ?")
+	}
 	// A mail whose last location went is pending removal: not found.
 	w = append(w, "m.loc_count > 0")
 	if f.Folder != "" || f.SpecialUse != "" {
 		q := "m.id IN (SELECT l.mail_id FROM locations l JOIN folders fo ON fo.id = l.folder_id WHERE fo.mailbox_id = ?"
 		end := ")"
 		if perMail {
-			q = "EXISTS (SELECT 1 FROM locations l INDEXED BY locations_mail WHERE l.mail_id = m.id AND l.folder_id IN (SELECT fo.id FROM folders fo WHERE fo.mailbox_id = ?"
+			q = "EXISTS (SELECT 1 FROM locations l INDEXED BY locations_mail_folder WHERE l.mail_id = m.id AND l.folder_id IN (SELECT fo.id FROM folders fo WHERE fo.mailbox_id = ?"
 			end = "))"
 		}
 		args = append(args, mailboxID)
@@ -55,13 +62,19 @@ func filterWhere(mailboxID string, f Filter, perMail bool) (string, []any) {
 		}
 		w = append(w, q+end)
 	}
-	if f.From != "" {
-		w = append(w, `m.from_text LIKE ? ESCAPE '\'`)
-		args = append(args, likePattern(f.From))
-	}
-	if f.To != "" {
-		w = append(w, `m.to_text LIKE ? ESCAPE '\'`)
-		args = append(args, likePattern(f.To))
+	for _, p := range []struct{ col, text string }{{"from_text", f.From}, {"to_text", f.To}} {
+		if p.text == "" {
+			continue
+		}
+		if utf8.RuneCountInString(p.text) >= 3 {
+			// The trigram index finds the substring; a shorter one has no
+			// trigram to look up.
+			w = append(w, "m.people_row IN (SELECT rowid FROM mails_people WHERE mails_people MATCH ?)")
+			args = append(args, peopleMatch(p.col, p.text))
+			continue
+		}
+		w = append(w, `m.`+p.col+` LIKE ? ESCAPE '\'`)
+		args = append(args, likePattern(p.text))
 	}
 	if !f.After.IsZero() {
 		w = append(w, "m.received >= ?")
@@ -97,6 +110,12 @@ func filterWhere(mailboxID string, f Filter, perMail bool) (string, []any) {
 	return strings.Join(w, " AND "), args
 }
 
+// peopleMatch is the FTS5 query for text as a substring of column col of
+// mails_people.
+func peopleMatch(col, text string) string {
+	return col + ` : "` + strings.ReplaceAll(strings.ToLower(text), `"`, `""`) + `"`
+}
+
 func likePattern(s string) string {
 	s = strings.ToLower(s)
 	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
@@ -123,19 +142,48 @@ func MatchQuery(text string) string {
 
 // SearchWords returns up to limit mails meeting f whose text matches
 // query by words, best first (bm25), each with its best chunk.
+//
+// A query with a common word (see terms.go) is ranked by searchCommon;
+// the others by FTS5 over every match, exactly.
 func (x *Index) SearchWords(ctx context.Context, mailboxID string, f Filter, query string, limit int) ([]Hit, error) {
 	mq := MatchQuery(query)
 	if mq == "" || limit <= 0 {
 		return nil, nil
 	}
+	words := queryWords(query)
+	st, err := x.termStats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var common, rare []string
+	for _, w := range words {
+		if _, ok := st.docs[w]; ok {
+			common = append(common, w)
+		} else {
+			rare = append(rare, w)
+		}
+	}
+	if len(common) > 0 {
+		return x.searchCommon(ctx, mailboxID, f, st, words, rare, common, limit)
+	}
+	return x.searchWordsExact(ctx, mailboxID, f, query, mq, limit)
+}
+
+// searchWordsExact ranks every chunk that holds a word of query by FTS5's
+// bm25.
+func (x *Index) searchWordsExact(ctx context.Context, mailboxID string, f Filter, query, mq string, limit int) ([]Hit, error) {
 	if !f.isZero() {
-		// When the words are common, ranking the whole table is costly;
-		// a selective filter leaves few chunks: rank only those.
-		common, err := x.matchesAtLeast(ctx, query, x.commonDocs)
+		docs, err := x.wordDocs(ctx, query)
 		if err != nil {
 			return nil, err
 		}
-		if common {
+		if docs <= int64(x.fewMatches) {
+			// Few matches: rank them all once and check each against f.
+			return x.searchWordsExhaustive(ctx, mailboxID, f, mq, limit)
+		}
+		// When the words are common, ranking the whole table is costly;
+		// a selective filter leaves few chunks: rank only those.
+		if docs >= int64(x.commonDocs) {
 			hits, ok, err := x.wordsInFew(ctx, mailboxID, f, mq, limit)
 			if err != nil || ok {
 				return hits, err
@@ -172,24 +220,27 @@ const fewChunks = 50000
 // search considers wordsInFew: below it, ranking the whole table is cheap.
 const commonDocs = 2000
 
-// matchesAtLeast estimates from the FTS5 vocabulary whether the words of
-// query are held by at least n chunks in all. It only chooses a plan:
-// every plan gives the same answer.
-func (x *Index) matchesAtLeast(ctx context.Context, query string, n int) (bool, error) {
-	words := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+// fewMatches is how many matches of a filtered word search are ranked
+// all at once, each checked against the filter.
+const fewMatches = 4000
+
+// wordDocs sums, from the FTS5 vocabulary, how many chunks hold each word
+// of query. It only chooses a plan: every plan gives the same answer.
+func (x *Index) wordDocs(ctx context.Context, query string) (int64, error) {
+	words := queryWords(query)
 	if len(words) == 0 {
-		return false, nil
+		return 0, nil
 	}
 	b, err := json.Marshal(words)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	var docs int64
 	if err := x.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(doc), 0) FROM chunks_vocab WHERE term IN (SELECT value FROM json_each(?))`,
 		string(b)).Scan(&docs); err != nil {
-		return false, fmt.Errorf("mailindex: search words: %w", err)
+		return 0, fmt.Errorf("mailindex: search words: %w", err)
 	}
-	return docs >= int64(n), nil
+	return docs, nil
 }
 
 // wordsInFew answers when the mails of the mailbox meeting f hold fewer
