@@ -40,7 +40,9 @@ type Index struct {
 	// fewMatches is how many matches of a filtered word search are ranked
 	// at once (tests lower it to force the other paths).
 	fewMatches int
-	stats      statsCache
+	// maxVectorChecks: see the constant (tests lower it).
+	maxVectorChecks int
+	stats           statsCache
 }
 
 const schema = `
@@ -188,7 +190,7 @@ func Open(ctx context.Context, path string) (*Index, error) {
 		db.Close()
 		return nil, err
 	}
-	return &Index{db: db, fewChunks: fewChunks, commonDocs: commonDocs, commonMin: commonMin, fewMatches: fewMatches}, nil
+	return &Index{db: db, fewChunks: fewChunks, commonDocs: commonDocs, commonMin: commonMin, fewMatches: fewMatches, maxVectorChecks: maxVectorChecks}, nil
 }
 
 // schemaVersion is the PRAGMA user_version of the current schema:

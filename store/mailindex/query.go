@@ -178,8 +178,18 @@ func (x *Index) searchWordsExact(ctx context.Context, mailboxID string, f Filter
 			return nil, err
 		}
 		if docs <= int64(x.fewMatches) {
-			// Few matches: rank them all once and check each against f.
-			return x.searchWordsExhaustive(ctx, mailboxID, f, mq, limit)
+			// Few matches and a filter an index answers with few mails:
+			// rank only the chunks of those mails.
+			few, err := x.fewMails(ctx, mailboxID, f, fewScored)
+			if err != nil {
+				return nil, err
+			}
+			if few {
+				hits, ok, err := x.wordsInFew(ctx, mailboxID, f, mq, limit)
+				if err != nil || ok {
+					return hits, err
+				}
+			}
 		}
 		// When the words are common, ranking the whole table is costly;
 		// a selective filter leaves few chunks: rank only those.
@@ -335,42 +345,54 @@ func (x *Index) wordCandidates(ctx context.Context, mailboxID string, f Filter, 
 	if len(cands) == 0 {
 		return nil, true, nil
 	}
-	qargs := make([]any, 0, len(cands)+8)
-	for _, c := range cands {
-		qargs = append(qargs, c.id)
-	}
 	where, args := filterSQLPerMail(mailboxID, f)
-	// CROSS JOIN keeps chunks (looked up by rowid) as the outer loop.
-	mrows, err := x.db.QueryContext(ctx, `SELECT c.id, c.mail_id FROM chunks c CROSS JOIN mails m ON m.id = c.mail_id
-		WHERE c.id IN (`+strings.Repeat("?,", len(cands)-1)+`?) AND `+where, append(qargs, args...)...)
-	if err != nil {
-		return nil, false, fmt.Errorf("mailindex: search words: %w", err)
-	}
-	mailOf := map[int64]string{}
-	for mrows.Next() {
-		var id int64
-		var mail string
-		if err := mrows.Scan(&id, &mail); err != nil {
-			mrows.Close()
-			return nil, false, fmt.Errorf("mailindex: search words: %w", err)
-		}
-		mailOf[id] = mail
-	}
-	mrows.Close()
-	if err := mrows.Err(); err != nil {
-		return nil, false, fmt.Errorf("mailindex: search words: %w", err)
-	}
 	seen := map[string]bool{}
 	var hits []Hit
-	for _, c := range cands {
-		mail, ok := mailOf[c.id]
-		if !ok || seen[mail] {
-			continue
+	// The candidates are checked against f a page at a time, in rank
+	// order, so a search that most mails pass checks few more than it
+	// returns.
+	page := max(2*limit, 64)
+	for from := 0; from < len(cands); from += page {
+		part := cands[from:min(from+page, len(cands))]
+		ids := make([]int64, len(part))
+		for i, c := range part {
+			ids[i] = c.id
 		}
-		seen[mail] = true
-		hits = append(hits, Hit{MailID: mail, ChunkID: c.id, Score: -c.score})
-		if len(hits) == limit {
-			return hits, true, nil
+		list, err := json.Marshal(ids)
+		if err != nil {
+			return nil, false, err
+		}
+		// CROSS JOIN keeps the listed chunks (looked up by rowid) as the
+		// outer loop.
+		mrows, err := x.db.QueryContext(ctx, `SELECT c.id, c.mail_id FROM json_each(?) j CROSS JOIN chunks c ON c.id = j.value
+			CROSS JOIN mails m ON m.id = c.mail_id WHERE `+where, append([]any{string(list)}, args...)...)
+		if err != nil {
+			return nil, false, fmt.Errorf("mailindex: search words: %w", err)
+		}
+		mailOf := map[int64]string{}
+		for mrows.Next() {
+			var id int64
+			var mail string
+			if err := mrows.Scan(&id, &mail); err != nil {
+				mrows.Close()
+				return nil, false, fmt.Errorf("mailindex: search words: %w", err)
+			}
+			mailOf[id] = mail
+		}
+		mrows.Close()
+		if err := mrows.Err(); err != nil {
+			return nil, false, fmt.Errorf("mailindex: search words: %w", err)
+		}
+		for _, c := range part {
+			mail, ok := mailOf[c.id]
+			if !ok || seen[mail] {
+				continue
+			}
+			seen[mail] = true
+			hits = append(hits, Hit{MailID: mail, ChunkID: c.id, Score: -c.score})
+			if len(hits) == limit {
+				return hits, true, nil
+			}
 		}
 	}
 	return hits, exhausted, nil

@@ -2,11 +2,10 @@ package mailindex
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
-	"strings"
 	"sync"
 )
 
@@ -24,6 +23,10 @@ type vectorSet struct {
 	chunks []int64
 	mails  []string
 	data   []float32 // len(chunks)*dim, each vector of length 1 (or 0)
+	// ord numbers the distinct mails of the set: ord[i] is the mail of
+	// chunk i, ids[ord[i]] its ID.
+	ord []int32
+	ids []string
 }
 
 func (x *Index) vectorSet(ctx context.Context, mailboxID, model string, dim int) (*vectorSet, error) {
@@ -56,6 +59,17 @@ func (x *Index) vectorSet(ctx context.Context, mailboxID, model string, dim int)
 		s.chunks = append(s.chunks, id)
 		s.mails = append(s.mails, mail)
 		s.data = append(s.data, v...)
+	}
+	ordOf := map[string]int32{}
+	s.ord = make([]int32, len(s.mails))
+	for i, m := range s.mails {
+		o, ok := ordOf[m]
+		if !ok {
+			o = int32(len(s.ids))
+			ordOf[m] = o
+			s.ids = append(s.ids, m)
+		}
+		s.ord[i] = o
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("mailindex: load vectors: %w", err)
@@ -124,47 +138,135 @@ func (x *Index) SearchVector(ctx context.Context, mailboxID string, f Filter, mo
 	}
 	var eligible map[string]bool
 	if !f.isZero() {
-		if eligible, err = x.matchingMails(ctx, mailboxID, f); err != nil {
+		// A filter an index answers with few mails: list them.
+		few, err := x.fewMails(ctx, mailboxID, f, fewScored)
+		if err != nil {
 			return nil, err
+		}
+		if few {
+			if eligible, err = x.matchingMails(ctx, mailboxID, f); err != nil {
+				return nil, err
+			}
 		}
 	}
 	q := append([]float32(nil), vec...)
 	normalize(q)
-	best := map[string]int{}
-	var hits []Hit
-	for i, mail := range set.mails {
-		if eligible != nil && !eligible[mail] {
+	// Each mail's best chunk.
+	best := make([]float32, len(set.ids))
+	bestChunk := make([]int32, len(set.ids))
+	for i := range best {
+		best[i] = float32(math.Inf(-1))
+	}
+	for i, o := range set.ord {
+		if eligible != nil && !eligible[set.ids[o]] {
 			continue
 		}
-		v := set.data[i*set.dim : (i+1)*set.dim]
-		var dot float32
-		for j, a := range q {
-			dot += a * v[j]
+		d := dot(q, set.data[i*set.dim:(i+1)*set.dim])
+		if d > best[o] || d == best[o] && set.chunks[i] < set.chunks[bestChunk[o]] {
+			best[o], bestChunk[o] = d, int32(i)
 		}
-		h := Hit{MailID: mail, ChunkID: set.chunks[i], Score: float64(dot)}
-		if k, ok := best[mail]; ok {
-			if h.Score > hits[k].Score {
-				hits[k] = h
-			}
-			continue
+	}
+	hits := make([]Hit, 0, len(best))
+	for o, b := range best {
+		if !math.IsInf(float64(b), -1) {
+			i := bestChunk[o]
+			hits = append(hits, Hit{MailID: set.ids[o], ChunkID: set.chunks[i], Score: float64(b)})
 		}
-		best[mail] = len(hits)
-		hits = append(hits, h)
 	}
 	if eligible != nil {
 		return topHits(hits, limit), nil
 	}
-	// Without a filter the set may hold mails pending removal: keep only
-	// those still in a folder, from a few more than needed, or from all
-	// when too many of those went.
-	top := topHits(slices.Clone(hits), 4*limit)
-	out, err := x.located(ctx, top, limit)
-	if err != nil {
-		return nil, err
-	}
-	if len(out) < limit && len(top) < len(hits) {
-		if out, err = x.located(ctx, topHits(hits, len(hits)), limit); err != nil {
+	// Otherwise the best mails are checked against f (and, without a
+	// filter, for mails pending removal) a window at a time, wider each
+	// round, until limit of them pass or every mail was checked.
+	var out []Hit
+	checked := 0
+	for k := 16 * limit; ; k *= 4 {
+		top := topHits(hits, min(k, len(hits)))
+		if out, err = x.meeting(ctx, mailboxID, f, top[:], limit, &checked, out); err != nil {
 			return nil, err
+		}
+		if len(out) >= limit || len(top) == len(hits) {
+			return out, nil
+		}
+		if 4*k > x.maxVectorChecks {
+			// f passes few of the best: list the mails meeting it once.
+			eligible, err := x.matchingMails(ctx, mailboxID, f)
+			if err != nil {
+				return nil, err
+			}
+			rest := make([]Hit, 0, len(hits)-checked)
+			for _, h := range hits[checked:] {
+				if eligible[h.MailID] {
+					rest = append(rest, h)
+				}
+			}
+			return append(out, topHits(rest, limit-len(out))...), nil
+		}
+	}
+}
+
+// maxVectorChecks is how many of the best mails a search by meaning
+// checks against its filter one window at a time before it lists the
+// mails meeting the filter instead.
+const maxVectorChecks = 16384
+
+// dot is the dot product of two vectors of equal length.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// meeting appends to out, in order, the hits of top[*checked:] whose mail
+// meets f and has a location, until out holds limit; *checked advances
+// past the hits looked at.
+func (x *Index) meeting(ctx context.Context, mailboxID string, f Filter, top []Hit, limit int, checked *int, out []Hit) ([]Hit, error) {
+	where, args := filterSQLPerMail(mailboxID, f)
+	for *checked < len(top) && len(out) < limit {
+		page := top[*checked:min(*checked+4*limit, len(top))]
+		*checked += len(page)
+		ids := make([]string, len(page))
+		for i, h := range page {
+			ids[i] = h.MailID
+		}
+		list, err := json.Marshal(ids)
+		if err != nil {
+			return nil, err
+		}
+		// CROSS JOIN keeps the listed mails as the outer loop.
+		rows, err := x.db.QueryContext(ctx, `SELECT m.id FROM json_each(?) j CROSS JOIN mails m ON m.id = j.value WHERE `+where,
+			append([]any{string(list)}, args...)...)
+		if err != nil {
+			return nil, fmt.Errorf("mailindex: filter mails: %w", err)
+		}
+		ok := map[string]bool{}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("mailindex: filter mails: %w", err)
+			}
+			ok[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("mailindex: filter mails: %w", err)
+		}
+		for _, h := range page {
+			if ok[h.MailID] && len(out) < limit {
+				out = append(out, h)
+			}
 		}
 	}
 	return out, nil
@@ -220,44 +322,4 @@ func topHits(hits []Hit, k int) []Hit {
 	}
 	sort.Slice(top, func(i, j int) bool { return hitBefore(top[i], top[j]) })
 	return top
-}
-
-// located keeps, in order, the first limit hits whose mail has a location.
-func (x *Index) located(ctx context.Context, hits []Hit, limit int) ([]Hit, error) {
-	out := hits[:0:0]
-	for start := 0; start < len(hits) && len(out) < limit; start += limit {
-		page := hits[start:min(start+limit, len(hits))]
-		ids := make([]string, len(page))
-		for i, h := range page {
-			ids[i] = h.MailID
-		}
-		rows, err := x.db.QueryContext(ctx, `SELECT id FROM mails WHERE loc_count > 0 AND id IN (`+strings.Repeat("?,", len(ids)-1)+`?)`, toAny(ids)...)
-		if err != nil {
-			return nil, fmt.Errorf("mailindex: check locations: %w", err)
-		}
-		ok := map[string]bool{}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("mailindex: check locations: %w", err)
-			}
-			ok[id] = true
-		}
-		rows.Close()
-		for _, h := range page {
-			if ok[h.MailID] && len(out) < limit {
-				out = append(out, h)
-			}
-		}
-	}
-	return out, nil
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }
