@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"time"
 
 	"golang.org/x/net/idna"
 
@@ -127,6 +128,34 @@ type Config struct {
 	Outbound policy.Restriction `json:"outbound" yaml:"outbound"`
 	// DisableAutoRefresh stops the tools from requesting a sync of drafts.
 	DisableAutoRefresh bool `json:"disable_auto_refresh,omitempty" yaml:"disable_auto_refresh,omitempty"`
+	// MaxAgeDays limits the index to mails delivered on or after the first
+	// day of the window (see IndexedSince), plus flagged mails and drafts of
+	// any age; 0 indexes every mail.
+	MaxAgeDays int `json:"max_age_days,omitempty" yaml:"max_age_days,omitempty"`
+}
+
+// MaxMaxAgeDays is the largest max age in days (about 100 years); a
+// larger value is surely a mistake.
+const MaxMaxAgeDays = 36500
+
+// ValidateMaxAgeDays checks a max age in days: 0 (every mail) to
+// MaxMaxAgeDays.
+func ValidateMaxAgeDays(n int) error {
+	if n < 0 || n > MaxMaxAgeDays {
+		return fmt.Errorf("max_age_days %d: use 0 (index every mail) to %d days", n, MaxMaxAgeDays)
+	}
+	return nil
+}
+
+// IndexedSince returns the first day of the max-age window at now:
+// midnight UTC of the UTC date MaxAgeDays days before now's UTC date, so a
+// mail MaxAgeDays days old is always inside. It is zero without a max age.
+func (c Config) IndexedSince(now time.Time) time.Time {
+	if c.MaxAgeDays <= 0 {
+		return time.Time{}
+	}
+	y, m, d := now.UTC().Date()
+	return time.Date(y, m, d-c.MaxAgeDays, 0, 0, 0, 0, time.UTC)
 }
 
 // IndexedFolders returns the configured folders, INBOX when none.
@@ -187,6 +216,9 @@ func (c Config) Validate() error {
 	}
 	if c.Outbound != c.Outbound.Normalize() {
 		return fmt.Errorf("mailbox %s: outbound restriction %d: use UNRESTRICTED, ONLY_LINKS_FROM_CHAT or ONLY_CONFIGURED_SERVICES", c.ID, int(c.Outbound))
+	}
+	if err := ValidateMaxAgeDays(c.MaxAgeDays); err != nil {
+		return fmt.Errorf("mailbox %s: %w", c.ID, err)
 	}
 	if c.Embedding != nil {
 		if err := c.Embedding.Validate(); err != nil {

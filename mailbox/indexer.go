@@ -117,7 +117,10 @@ type FolderReport struct {
 	Path       string
 	SpecialUse string
 	// Reset is true when a changed UIDVALIDITY re-indexed the folder.
-	Reset                   bool
+	Reset bool
+	// ChangedSince is true when flag changes were read by mod-sequence
+	// (CONDSTORE) rather than by reading every flag.
+	ChangedSince            bool
 	Added, Removed, Flagged int
 	ServerMessages          int64
 }
@@ -143,9 +146,11 @@ func (ix *Indexer) ResetSignIn(ctx context.Context, mailboxID string) error {
 
 type folderPlan struct {
 	path, special string
-	status        *imap.StatusData
-	newUIDs       []uint32
-	report        *FolderReport
+	// since is the first day of the window; zero indexes every mail.
+	since   time.Time
+	status  *imap.StatusData
+	newUIDs []uint32
+	report  *FolderReport
 }
 
 // Sync brings the index of one mailbox up to date with its server, read
@@ -333,6 +338,15 @@ func (ix *Indexer) plan(ctx context.Context, c *imapclient.Client, cfg Config, s
 		}
 	}
 
+	if err := idx.EnsureScopeState(ctx); err != nil {
+		return nil, err
+	}
+	scopes, err := idx.FolderScopes(ctx, cfg.ID)
+	if err != nil {
+		return nil, err
+	}
+	useModSeq := c.Caps().Has(imap.CapCondStore)
+	since := cfg.IndexedSince(ix.o.Now())
 	var plans []*folderPlan
 	for _, path := range targets {
 		p := &folderPlan{path: path, special: special[path], report: &FolderReport{Path: path, SpecialUse: special[path]}}
@@ -341,9 +355,13 @@ func (ix *Indexer) plan(ctx context.Context, c *imapclient.Client, cfg Config, s
 			return nil, fmt.Errorf("mailbox %s: folder status: %w", cfg.ID, err)
 		}
 		p.status = st
-		sel, err := c.Select(path, &imap.SelectOptions{ReadOnly: true}).Wait()
+		sel, err := c.Select(path, &imap.SelectOptions{ReadOnly: true, CondStore: useModSeq}).Wait()
 		if err != nil {
 			return nil, fmt.Errorf("mailbox %s: examine folder: %w", cfg.ID, err)
+		}
+		// Drafts are indexed whatever their age.
+		if p.special != mailindex.SpecialDrafts {
+			p.since = since
 		}
 		prev, known, err := idx.Folder(ctx, cfg.ID, path)
 		if err != nil {
@@ -369,33 +387,45 @@ func (ix *Indexer) plan(ctx context.Context, c *imapclient.Client, cfg Config, s
 			return nil, err
 		}
 
-		server := map[uint32]mailindex.Flags{}
-		if sel.NumMessages > 0 {
-			all := imap.UIDSet{imap.UIDRange{Start: 1, Stop: 0}}
-			msgs, err := c.Fetch(all, &imap.FetchOptions{UID: true, Flags: true}).Collect()
-			if err != nil {
-				return nil, fmt.Errorf("mailbox %s: fetch flags: %w", cfg.ID, err)
-			}
-			for _, m := range msgs {
-				server[uint32(m.UID)] = flagsOf(m.Flags)
-			}
-		}
 		indexed, err := idx.UIDs(ctx, cfg.ID, path)
 		if err != nil {
 			return nil, err
 		}
+		var inScope map[uint32]bool
+		var serverFlags map[uint32]mailindex.Flags
+		if sel.NumMessages > 0 {
+			if inScope, err = scopeUIDs(c, p.since); err != nil {
+				return nil, fmt.Errorf("mailbox %s: search the folder: %w", cfg.ID, err)
+			}
+			prevSeq := scopes[path]
+			if useModSeq && sel.HighestModSeq > 0 && !p.report.Reset && prevSeq.HighestModSeq > 0 &&
+				prevSeq.ModSeqUIDValidity == sel.UIDValidity && prevSeq.HighestModSeq <= sel.HighestModSeq {
+				p.report.ChangedSince = true
+				if prevSeq.HighestModSeq < sel.HighestModSeq {
+					serverFlags, err = readFlags(c, prevSeq.HighestModSeq)
+				} else {
+					serverFlags = map[uint32]mailindex.Flags{} // nothing changed
+				}
+			} else {
+				serverFlags, err = readFlags(c, 0)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("mailbox %s: fetch flags: %w", cfg.ID, err)
+			}
+		}
 		var gone []uint32
 		changed := map[uint32]mailindex.Flags{}
 		for uid, fl := range indexed {
-			sf, ok := server[uid]
-			switch {
-			case !ok:
+			if !inScope[uid] {
+				// Deleted on the server, or aged out of the window.
 				gone = append(gone, uid)
-			case sf != fl:
+				continue
+			}
+			if sf, ok := serverFlags[uid]; ok && sf != fl {
 				changed[uid] = sf
 			}
 		}
-		for uid := range server {
+		for uid := range inScope {
 			if _, ok := indexed[uid]; !ok {
 				p.newUIDs = append(p.newUIDs, uid)
 			}
@@ -407,6 +437,15 @@ func (ix *Indexer) plan(ctx context.Context, c *imapclient.Client, cfg Config, s
 			return nil, err
 		}
 		if err := idx.UpdateFlags(ctx, cfg.ID, path, changed); err != nil {
+			return nil, err
+		}
+		// The flags in the index are now those of the server at the
+		// EXAMINE (or later): changes after it have a higher mod-sequence.
+		var seq uint64
+		if useModSeq {
+			seq = sel.HighestModSeq
+		}
+		if err := idx.SaveFolderModSeq(ctx, cfg.ID, path, sel.UIDValidity, seq); err != nil {
 			return nil, err
 		}
 		p.report.Removed, p.report.Flagged = len(gone), len(changed)
@@ -485,7 +524,54 @@ func (ix *Indexer) fetchFolder(ctx context.Context, c *imapclient.Client, cfg Co
 	}
 	f.UIDNext = uint32(p.status.UIDNext)
 	f.LastCompleteSync = ix.o.Now()
-	return idx.SaveFolder(ctx, f)
+	if err := idx.SaveFolder(ctx, f); err != nil {
+		return err
+	}
+	return idx.SaveFolderSince(ctx, cfg.ID, p.path, p.since)
+}
+
+// scopeUIDs returns the UIDs of the selected folder that belong in the
+// index: every mail when since is zero, else the mails delivered on or
+// after the day since (INTERNALDATE, compared by the server in its own
+// time zone) or flagged or marked as drafts.
+func scopeUIDs(c *imapclient.Client, since time.Time) (map[uint32]bool, error) {
+	crit := &imap.SearchCriteria{}
+	if !since.IsZero() {
+		crit.Or = [][2]imap.SearchCriteria{{
+			{Since: since},
+			{Or: [][2]imap.SearchCriteria{{{Flag: []imap.Flag{imap.FlagFlagged}}, {Flag: []imap.Flag{imap.FlagDraft}}}}},
+		}}
+	}
+	var opts *imap.SearchOptions
+	if c.Caps().Has(imap.CapESearch) || c.Caps().Has(imap.CapIMAP4rev2) {
+		// ESEARCH answers with ranges rather than every UID.
+		opts = &imap.SearchOptions{ReturnAll: true}
+	}
+	data, err := c.UIDSearch(crit, opts).Wait()
+	if err != nil {
+		return nil, err
+	}
+	out := map[uint32]bool{}
+	for _, u := range data.AllUIDs() {
+		out[uint32(u)] = true
+	}
+	return out, nil
+}
+
+// readFlags reads the flags of the selected folder's mails: all of them
+// when changedSince is zero, else only of those whose flags changed after
+// that mod-sequence (CONDSTORE).
+func readFlags(c *imapclient.Client, changedSince uint64) (map[uint32]mailindex.Flags, error) {
+	all := imap.UIDSet{imap.UIDRange{Start: 1, Stop: 0}}
+	msgs, err := c.Fetch(all, &imap.FetchOptions{UID: true, Flags: true, ChangedSince: changedSince}).Collect()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[uint32]mailindex.Flags, len(msgs))
+	for _, m := range msgs {
+		out[uint32(m.UID)] = flagsOf(m.Flags)
+	}
+	return out, nil
 }
 
 // embedPending embeds every chunk of the mailbox not yet embedded with the

@@ -134,6 +134,12 @@ type Coverage struct {
 	// SignInRefusedAt is set after a refused sign-in.
 	SignInRefusedAt time.Time `json:"sign_in_refused_at,omitzero"`
 	PendingRemovals int64     `json:"pending_removals"`
+	// IndexesAllMails is true when neither the mailbox's setting nor the
+	// last sync of any of its folders limited the index by age.
+	IndexesAllMails bool `json:"indexes_all_mails"`
+	// IndexedSince is otherwise the first day (a UTC date) from which every
+	// mail is indexed; flagged mails and drafts of any age are indexed too.
+	IndexedSince time.Time `json:"indexed_since,omitzero"`
 	// Folders are the indexed folders; Indexed is counted only by Status
 	// (-1 otherwise).
 	Folders []mailindex.Folder `json:"folders"`
@@ -148,6 +154,16 @@ func (s *Service) Coverage(ctx context.Context, mailboxID string) (Coverage, err
 	}
 	c.Folders = fs
 	c.Unknown = len(fs) == 0
+	scopes, err := s.o.Index.FolderScopes(ctx, mailboxID)
+	if err != nil {
+		return c, err
+	}
+	for _, sc := range scopes {
+		if sc.Since.After(c.IndexedSince) {
+			c.IndexedSince = sc.Since
+		}
+	}
+	c.IndexesAllMails = c.IndexedSince.IsZero()
 	for i, f := range fs {
 		if f.LastCompleteSync.IsZero() {
 			c.FirstSyncRunning = true
@@ -162,6 +178,23 @@ func (s *Service) Coverage(ctx context.Context, mailboxID string) (Coverage, err
 	}
 	if c.PendingRemovals, err = s.o.Index.PendingRemovals(ctx, mailboxID); err != nil {
 		return c, err
+	}
+	return c, nil
+}
+
+// coverageOf reads a mailbox's coverage and applies its max age: until
+// the next sync, the index holds every mail since the later of the window
+// the syncs applied and the window the setting asks for now.
+func (s *Service) coverageOf(ctx context.Context, cfg Config) (Coverage, error) {
+	c, err := s.Coverage(ctx, cfg.ID)
+	if err != nil {
+		return c, err
+	}
+	if since := cfg.IndexedSince(s.o.Now()); !since.IsZero() {
+		c.IndexesAllMails = false
+		if since.After(c.IndexedSince) {
+			c.IndexedSince = since
+		}
 	}
 	return c, nil
 }
@@ -266,7 +299,7 @@ func (s *Service) Search(ctx context.Context, r Readable, req SearchRequest) (Se
 		return res, fmt.Errorf("mailbox search: page %d and page size %d must be at least 1", req.Page, req.PerPage)
 	}
 	id := r.Config.ID
-	cov, err := s.Coverage(ctx, id)
+	cov, err := s.coverageOf(ctx, r.Config)
 	if err != nil {
 		return res, err
 	}
@@ -386,7 +419,7 @@ const MaxGroups = 20
 // mailindex.GroupFolder or GroupSender on request.
 func (s *Service) Count(ctx context.Context, r Readable, f mailindex.Filter, groupBy string) (CountResult, error) {
 	var res CountResult
-	cov, err := s.Coverage(ctx, r.Config.ID)
+	cov, err := s.coverageOf(ctx, r.Config)
 	if err != nil {
 		return res, err
 	}
@@ -436,7 +469,7 @@ type Status struct {
 func (s *Service) Status(ctx context.Context, cfg Config) (Status, error) {
 	st := Status{Config: cfg}
 	var err error
-	if st.Coverage, err = s.Coverage(ctx, cfg.ID); err != nil {
+	if st.Coverage, err = s.coverageOf(ctx, cfg); err != nil {
 		return st, err
 	}
 	// Status shows per folder how much is indexed: count the locations.

@@ -61,6 +61,7 @@ type countBoxJSON struct {
 	MailCount          *int64      `json:"mail_count,omitempty"`
 	ServerMessageCount *int64      `json:"server_message_count,omitempty"`
 	ServerUnseenCount  *int64      `json:"server_unseen_count,omitempty"`
+	IndexedSince       string      `json:"indexed_since,omitempty"`
 	IndexesAllMails    bool        `json:"indexes_all_mails"`
 	LastCompleteSync   string      `json:"last_complete_sync,omitempty"`
 	SyncRequested      bool        `json:"sync_requested,omitempty"`
@@ -113,7 +114,7 @@ func (c *Count) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecCo
 	var b batch
 	var req requirements
 	for _, r := range cond.mailboxes {
-		box := &countBoxJSON{ID: r.Config.ID, Name: r.Config.Name, IndexesAllMails: true}
+		box := &countBoxJSON{ID: r.Config.ID, Name: r.Config.Name}
 		out.Mailboxes = append(out.Mailboxes, box)
 		res, err := c.o.Service.Count(ctx, r, cond.filter, groupBy)
 		if err != nil {
@@ -125,6 +126,7 @@ func (c *Count) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecCo
 			continue
 		}
 		box.Issues = append(box.Issues, coverageIssues(res.Coverage, loc)...)
+		box.IndexesAllMails, box.IndexedSince = coverageScope(res.Coverage)
 		if !res.Coverage.LastCompleteSync.IsZero() {
 			box.LastCompleteSync = res.Coverage.LastCompleteSync.In(loc).Format(TimeLayout)
 		}

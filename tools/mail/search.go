@@ -87,6 +87,7 @@ type mailboxJSON struct {
 	SearchMode       string      `json:"search_mode,omitempty"`
 	ResultCount      int         `json:"result_count"`
 	HasMore          bool        `json:"has_more"`
+	IndexedSince     string      `json:"indexed_since,omitempty"`
 	IndexesAllMails  bool        `json:"indexes_all_mails"`
 	LastCompleteSync string      `json:"last_complete_sync,omitempty"`
 	SyncRequested    bool        `json:"sync_requested,omitempty"`
@@ -151,7 +152,7 @@ func (s *Search) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecC
 	var b batch
 	for _, r := range cond.mailboxes {
 		res, err := s.o.Service.Search(ctx, r, mailbox.SearchRequest{Filter: cond.filter, Query: query, Page: page, PerPage: ResultsPerPage})
-		box := &mailboxJSON{ID: r.Config.ID, Name: r.Config.Name, IndexesAllMails: true, Mails: []*mailJSON{}}
+		box := &mailboxJSON{ID: r.Config.ID, Name: r.Config.Name, Mails: []*mailJSON{}}
 		out.Mailboxes = append(out.Mailboxes, box)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -164,6 +165,7 @@ func (s *Search) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecC
 		f := &found{r: r, box: box}
 		all = append(all, f)
 		box.Issues = append(box.Issues, coverageIssues(res.Coverage, loc)...)
+		box.IndexesAllMails, box.IndexedSince = coverageScope(res.Coverage)
 		if !res.Coverage.LastCompleteSync.IsZero() {
 			box.LastCompleteSync = res.Coverage.LastCompleteSync.In(loc).Format(TimeLayout)
 		}
@@ -270,4 +272,17 @@ func (s *Search) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecC
 	res.JSON = out
 	s.o.log().Info("search_mails ran", "mailboxes", len(cond.mailboxes), "mails", len(res.Sources), "skipped", out.SkippedForBudget, "page", page, "with_query", query != "")
 	return res, nil
+}
+
+// coverageScope gives the indexes_all_mails and indexed_since of a
+// mailbox: the date is a calendar date (yyyy-MM-dd) from which every mail
+// is indexed; older mails are indexed only when flagged or drafts.
+func coverageScope(cov mailbox.Coverage) (all bool, since string) {
+	if cov.IndexesAllMails {
+		return true, ""
+	}
+	if !cov.IndexedSince.IsZero() {
+		since = cov.IndexedSince.UTC().Format(time.DateOnly)
+	}
+	return false, since
 }
