@@ -83,6 +83,9 @@ type MailboxConfig struct {
 	EmbeddingProviderID                      string
 	RequiredProviderConfidence               policy.Confidence
 	OutboundDataRestriction                  policy.Restriction
+	// MaxAgeDays limits the index to the mails of the last days (plus
+	// flagged mails and drafts); 0 indexes every mail.
+	MaxAgeDays int
 	// Secret is the decrypted password or token, if the plugin gave one.
 	Secret string
 	Plugin string
@@ -288,6 +291,14 @@ func LoadPlugin(ctx context.Context, path string, org bool, opts Options) (*Plug
 		}
 		mb.OutboundDataRestriction = restr
 		mb.Secret = decrypt("Secret", str(m, "Secret"))
+		if v, ok := m["MaxAgeDays"]; ok {
+			n, err := maxAgeDays(v)
+			if err != nil {
+				problem(firstNonEmpty(mb.ID, "MAILBOXES"), "MAILBOXES[%d]: %v", i+1, err)
+				continue
+			}
+			mb.MaxAgeDays = n
+		}
 		if mb.Security != "TLS" && mb.Security != "STARTTLS" {
 			problem(firstNonEmpty(mb.ID, "MAILBOXES"), "MAILBOXES[%d]: Security must be TLS or STARTTLS, but is %q", i+1, mb.Security)
 			continue
@@ -456,6 +467,20 @@ func listOf(v any) []any {
 func str(m map[string]any, k string) string {
 	s, _ := m[k].(string)
 	return strings.TrimSpace(s)
+}
+
+// MaxMailboxAgeDays is the largest max age of a mailbox in days (about
+// 100 years), the same bound as the mailbox package's.
+const MaxMailboxAgeDays = 36500
+
+// maxAgeDays reads a mailbox's MaxAgeDays: a whole number of days from 0
+// (every mail) to MaxMailboxAgeDays.
+func maxAgeDays(v any) (int, error) {
+	f, ok := v.(float64)
+	if !ok || f != math.Trunc(f) || f < 0 || f > MaxMailboxAgeDays {
+		return 0, fmt.Errorf("MaxAgeDays must be a whole number of days from 0 (index every mail) to %d, but is %v", MaxMailboxAgeDays, v)
+	}
+	return int(f), nil
 }
 
 func intOf(v any) int {

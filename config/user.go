@@ -56,6 +56,9 @@ type UserMailbox struct {
 	EmbeddingProvider          string   `json:"embedding_provider,omitempty"`
 	RequiredProviderConfidence string   `json:"required_provider_confidence"`
 	OutboundDataRestriction    string   `json:"outbound_data_restriction"`
+	// MaxAgeDays limits the index to the mails of the last days (plus
+	// flagged mails and drafts); 0 indexes every mail.
+	MaxAgeDays int `json:"max_age_days,omitempty"`
 }
 
 // UserSettingsPath returns settings.json in dir.
@@ -91,6 +94,11 @@ func LoadUserSettings(path string) (*UserSettings, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(s); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	for _, m := range s.Mailboxes {
+		if m.MaxAgeDays < 0 || m.MaxAgeDays > MaxMailboxAgeDays {
+			return nil, fmt.Errorf("%s: mailbox %s: max_age_days %d: use 0 (index every mail) to %d days", path, m.ID, m.MaxAgeDays, MaxMailboxAgeDays)
+		}
 	}
 	return s, nil
 }

@@ -46,7 +46,8 @@ func newMailAddCmd(e env) *cobra.Command {
 		Short: "Add a mailbox; the password or token is read from stdin and kept out of the settings file",
 		Example: `  printf '%s' "$IMAP_PASSWORD" | steward mail add --id work --name Work --host imap.example.org --username me@example.org
   steward mail add --id gmail --host imap.gmail.com --auth xoauth2 --username me@gmail.com --level HIGH < token.txt
-  steward mail add --id team --host imap.example.org --port 143 --security starttls --username team --folder INBOX --folder Archive --embedding ollama:nomic-embed-text`,
+  steward mail add --id team --host imap.example.org --port 143 --security starttls --username team --folder INBOX --folder Archive --embedding ollama:nomic-embed-text
+  steward mail add --id recent --host imap.example.org --username me@example.org --max-age-days 365 < password.txt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f := cmd.Flags()
@@ -61,6 +62,7 @@ func newMailAddCmd(e env) *cobra.Command {
 			emb, _ := f.GetString("embedding")
 			level, _ := f.GetString("level")
 			outbound, _ := f.GetString("outbound")
+			maxAge, _ := f.GetInt("max-age-days")
 			if id == "" || host == "" || user == "" {
 				return usagef("mail add needs --id, --host and --username")
 			}
@@ -81,6 +83,9 @@ func newMailAddCmd(e env) *cobra.Command {
 			}
 			if _, err := policy.ParseRestriction(outbound); err != nil {
 				return usageError{err}
+			}
+			if err := mailbox.ValidateMaxAgeDays(maxAge); err != nil {
+				return usagef("--max-age-days %d: use 0 (index every mail) to %d days", maxAge, mailbox.MaxMaxAgeDays)
 			}
 			if port == 0 {
 				port = 993
@@ -109,7 +114,8 @@ func newMailAddCmd(e env) *cobra.Command {
 				return fmt.Errorf("storing the secret in %s: %w", a.Secrets.Where(), err)
 			}
 			a.User.Mailboxes = append(a.User.Mailboxes, config.UserMailbox{ID: id, Name: firstNonBlank(name, id), Host: host, Port: port, Security: string(security),
-				Auth: string(kind), Username: user, Folders: folders, EmbeddingProvider: emb, RequiredProviderConfidence: lv.String(), OutboundDataRestriction: strings.ToUpper(outbound)})
+				Auth: string(kind), Username: user, Folders: folders, EmbeddingProvider: emb, RequiredProviderConfidence: lv.String(), OutboundDataRestriction: strings.ToUpper(outbound),
+				MaxAgeDays: maxAge})
 			if err := a.SaveUserSettings(); err != nil {
 				return err
 			}
@@ -132,6 +138,7 @@ func newMailAddCmd(e env) *cobra.Command {
 	f.String("embedding", "", "embedding provider for search by meaning: ollama:<model>[@<url>], openai:<model>, or an organization embedding provider ID; empty searches by words only")
 	f.String("level", "HIGH", "the provider confidence a chat provider and the embedding provider need to read this mailbox: VERY_LOW to HIGH")
 	f.String("outbound", "ONLY_LINKS_FROM_CHAT", "where a chat may send data after reading this mailbox: UNRESTRICTED, ONLY_LINKS_FROM_CHAT or ONLY_CONFIGURED_SERVICES")
+	f.Int("max-age-days", 0, "index only mails delivered in the last N days (plus flagged mails and drafts of any age); 0 indexes every mail")
 	return cmd
 }
 
