@@ -119,7 +119,7 @@ func (a *App) MailboxConfigs() []mailbox.Config {
 		sec, _ := mailbox.ParseSecurity(m.Security)
 		auth, _ := mailbox.ParseAuthKind(m.Auth)
 		c := mailbox.Config{ID: m.ID, Name: m.Name, Number: n, Host: m.Host, Port: m.Port, Security: sec, Auth: auth, Username: m.Username,
-			SecretRef: orgSecretRef(m.ID), Folders: m.Folders, RequiredConfidence: m.RequiredProviderConfidence, Outbound: m.OutboundDataRestriction}
+			SecretRef: orgSecretRef(m.ID), Folders: m.Folders, RequiredConfidence: m.RequiredProviderConfidence, Outbound: m.OutboundDataRestriction, MaxAgeDays: m.MaxAgeDays}
 		c.Embedding = a.orgEmbedding(m.EmbeddingProviderID)
 		out = append(out, c)
 	}
@@ -133,7 +133,7 @@ func (a *App) MailboxConfigs() []mailbox.Config {
 		}
 		restr, _ := policy.ParseRestriction(m.OutboundDataRestriction)
 		c := mailbox.Config{ID: m.ID, Name: m.Name, Number: n, Host: m.Host, Port: m.Port, Security: sec, Auth: auth, Username: m.Username,
-			SecretRef: userSecretRef(m.ID), Folders: m.Folders, RequiredConfidence: level, Outbound: restr}
+			SecretRef: userSecretRef(m.ID), Folders: m.Folders, RequiredConfidence: level, Outbound: restr, MaxAgeDays: m.MaxAgeDays}
 		c.Embedding = a.userEmbedding(m.EmbeddingProvider)
 		out = append(out, c)
 	}
