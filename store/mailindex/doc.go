@@ -12,7 +12,12 @@
 // The schema carries a version (PRAGMA user_version); Open migrates an
 // index made by an older version in one transaction and refuses one made
 // by a newer version. Vectors live in their own table keyed by chunk, so
-// storing them never rewrites a chunk. Sender and recipient texts are
+// storing them never rewrites a chunk. Chunks are tokenized by the index's
+// own FTS5 tokenizer (see tokenize.go): like unicode61 with diacritics
+// removed, except that Chinese, Japanese and Korean text, written without
+// spaces, is indexed as overlapping pairs of characters, so a word inside
+// a sentence can be found (schema 3 re-indexes older indexes once on
+// open). Sender and recipient texts are
 // indexed by trigrams, so a filter of three or more characters is a
 // lookup.
 //

@@ -6,9 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ncruces/go-sqlite3"
 	"github.com/ncruces/go-sqlite3/driver"
-	"github.com/ncruces/go-sqlite3/ext/fts5"
 )
 
 // schemaV0Chunks is how version 0 declared chunks: the vector in the row.
@@ -25,7 +23,7 @@ const schemaV0Chunks = `CREATE TABLE chunks(
 // embedded with model "m", the second not.
 func writeV0(t *testing.T, path string) {
 	t.Helper()
-	db, err := driver.Open("file:"+filepath.ToSlash(path), func(c *sqlite3.Conn) error { return fts5.Register(c) })
+	db, err := driver.Open("file:"+filepath.ToSlash(path), registerFTS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +36,8 @@ func writeV0(t *testing.T, path string) {
 		t.Fatal("schema layout changed; update writeV0")
 	}
 	v0 := schema[:start] + schemaV0Chunks + "\n" + schema[end:emb] + schema[embEnd:]
+	// Before schema 3, chunks were tokenized by unicode61.
+	v0 = strings.Replace(v0, "tokenize='"+tokenizerName+"'", "tokenize='unicode61 remove_diacritics 2'", 1)
 	ctx := context.Background()
 	for _, q := range []string{
 		v0,

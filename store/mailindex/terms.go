@@ -158,7 +158,11 @@ func (x *Index) countStats(ctx context.Context) (*termStats, error) {
 				rows.Close()
 				return err
 			}
-			s.tokens += cnt
+			if !cjkPair(t) {
+				// A pair shares its position with its first character,
+				// and FTS5 counts positions in a chunk's length.
+				s.tokens += cnt
+			}
 			if doc > s.cut {
 				s.docs[t] = doc
 			}
@@ -183,6 +187,16 @@ func (x *Index) countStats(ctx context.Context) (*termStats, error) {
 		return nil, fmt.Errorf("mailindex: count word statistics: %w", err)
 	}
 	return s, nil
+}
+
+// cjkPair tells a token that is a pair of CJK characters.
+func cjkPair(t string) bool {
+	r1, n := utf8.DecodeRuneInString(t)
+	if n == 0 || !isCJK(r1) {
+		return false
+	}
+	r2, m := utf8.DecodeRuneInString(t[n:])
+	return m > 0 && n+m == len(t) && isCJK(r2)
 }
 
 // foldWord folds a word the way the FTS5 tokenizer unicode61 with
@@ -217,18 +231,18 @@ func isTokenRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r)
 }
 
-// queryWords returns the distinct folded words of a query, at most 64.
+// queryWords returns the distinct tokens of a query as the tokenizer
+// makes them (folded words; CJK characters in pairs), at most 64.
 func queryWords(text string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !isTokenRune(r) }) {
-		w = foldWord(w)
-		if w == "" || seen[w] || len(out) >= 64 {
-			continue
+	_ = tokenize(text, true, func(w string, _, _ int, _ bool) error {
+		if w != "" && !seen[w] && len(out) < 64 {
+			seen[w] = true
+			out = append(out, w)
 		}
-		seen[w] = true
-		out = append(out, w)
-	}
+		return nil
+	})
 	return out
 }
 
@@ -264,28 +278,15 @@ func (sc *wordScorer) score(text string) float64 {
 		tf[w] = 0
 	}
 	n := 0
-	i := 0
-	for i < len(text) {
-		r, size := utf8.DecodeRuneInString(text[i:])
-		if !isTokenRune(r) {
-			i += size
-			continue
+	_ = tokenize(text, false, func(w string, _, _ int, colocated bool) error {
+		if !colocated {
+			n++
 		}
-		j := i + size
-		for j < len(text) {
-			r, size := utf8.DecodeRuneInString(text[j:])
-			if !isTokenRune(r) {
-				break
-			}
-			j += size
-		}
-		n++
-		w := foldWord(text[i:j])
 		if c, ok := tf[w]; ok {
 			tf[w] = c + 1
 		}
-		i = j
-	}
+		return nil
+	})
 	norm := bm25K1 * (1 - bm25B + bm25B*float64(n)/sc.avgLen)
 	var s float64
 	for w, c := range tf {
