@@ -90,7 +90,14 @@ func sorted(ids ...string) []string {
 	return out
 }
 
+// The scope search runs as ESEARCH (Dovecot offers it) and, with the
+// capability hidden, as a plain UID SEARCH.
 func TestDovecotMaxAgeScope(t *testing.T) {
+	t.Run("esearch", func(t *testing.T) { testMaxAgeScope(t, false) })
+	t.Run("plain search", func(t *testing.T) { testMaxAgeScope(t, true) })
+}
+
+func testMaxAgeScope(t *testing.T, hide bool) {
 	s := dovetest.Start(t, dovetest.User{Name: "anna", Password: "pw-anna"})
 	a := dialAdmin(t, s, "anna", "pw-anna")
 	now := time.Now()
@@ -112,6 +119,16 @@ func TestDovecotMaxAgeScope(t *testing.T) {
 	a.appendAt("Sent", simpleMail("recent-sent@x"), now.Add(-time.Hour), imap.FlagSeen)
 
 	ix := newTestIndexer(t, x, "pw-anna")
+	if hide {
+		dial := loopbackDial(t)
+		ix.o.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &hidingConn{Conn: c}, nil
+		}
+	}
 	ctx := context.Background()
 	sync := func(want []string) SyncReport {
 		t.Helper()
@@ -314,6 +331,9 @@ func TestDovecotCondStoreFlagChanges(t *testing.T) {
 	if reps["INBOX"].ChangedSince || len(grep(sent, "CHANGEDSINCE")) != 0 {
 		t.Errorf("first sync used CHANGEDSINCE: %v", grep(sent, "FETCH"))
 	}
+	if len(grep(sent, "UID SEARCH RETURN (ALL)")) == 0 {
+		t.Errorf("the scope search did not use ESEARCH: %v", grep(sent, "SEARCH"))
+	}
 	if len(grep(sent, "EXAMINE", "(CONDSTORE)")) == 0 {
 		t.Errorf("folders not examined with CONDSTORE: %v", grep(sent, "EXAMINE"))
 	}
@@ -377,5 +397,98 @@ func TestDovecotCondStoreFlagChanges(t *testing.T) {
 	}
 	if len(grep(sent, "CHANGEDSINCE")) != 0 {
 		t.Errorf("CHANGEDSINCE used without a kept mod-sequence: %v", grep(sent, "FETCH"))
+	}
+}
+
+// hidingConn hides CONDSTORE, QRESYNC, ESEARCH and IMAP4rev2 from the
+// server's capability lists, so the client believes the server lacks them. It passes on only
+// whole lines, which every server response ends with.
+type hidingConn struct {
+	net.Conn
+	pending, out []byte
+}
+
+func (h *hidingConn) Read(p []byte) (int, error) {
+	for len(h.out) == 0 {
+		buf := make([]byte, 32*1024)
+		n, err := h.Conn.Read(buf)
+		h.pending = append(h.pending, buf[:n]...)
+		if i := bytes.LastIndexByte(h.pending, '\n'); i >= 0 {
+			lines := h.pending[:i+1]
+			h.pending = append([]byte(nil), h.pending[i+1:]...)
+			for _, l := range bytes.SplitAfter(lines, []byte("\n")) {
+				if bytes.Contains(l, []byte("CAPABILITY")) {
+					l = bytes.ReplaceAll(l, []byte(" CONDSTORE"), nil)
+					l = bytes.ReplaceAll(l, []byte(" QRESYNC"), nil)
+					l = bytes.ReplaceAll(l, []byte(" ESEARCH"), nil)
+					l = bytes.ReplaceAll(l, []byte(" IMAP4rev2"), nil)
+				}
+				h.out = append(h.out, l...)
+			}
+		}
+		if err != nil {
+			if len(h.out) == 0 {
+				return 0, err
+			}
+			break
+		}
+	}
+	n := copy(p, h.out)
+	h.out = h.out[n:]
+	return n, nil
+}
+
+func TestDovecotWithoutCondStoreReadsEveryFlag(t *testing.T) {
+	s := dovetest.Start(t, dovetest.User{Name: "anna", Password: "pw-anna"})
+	a := dialAdmin(t, s, "anna", "pw-anna")
+	for i := range 5 {
+		a.append("INBOX", simpleMail(fmt.Sprintf("n%d@x", i)))
+	}
+	x := openIndex(t)
+	cfg := testConfig(s, "anna")
+	cfg.Folders = []string{"INBOX"}
+	rec := &recorder{}
+	ix := newTestIndexer(t, x, "pw-anna")
+	dial := loopbackDial(t)
+	ix.o.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &hidingConn{Conn: recordingConn{Conn: c, mu: &rec.mu, sent: &rec.sent, rx: &rec.rx}}, nil
+	}
+	ctx := context.Background()
+	for round := range 2 {
+		if round == 1 {
+			a.setFlags("INBOX", true, []imap.Flag{imap.FlagAnswered}, "n2@x")
+		}
+		rep, err := ix.Sync(ctx, cfg, SyncOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent, _ := rec.take()
+		if c := grep(sent, "CONDSTORE"); len(c) != 0 {
+			t.Errorf("round %d: CONDSTORE used although the server hid it: %v", round, c)
+		}
+		if c := grep(sent, "CHANGEDSINCE"); len(c) != 0 {
+			t.Errorf("round %d: CHANGEDSINCE used although the server hid CONDSTORE: %v", round, c)
+		}
+		if srch := grep(sent, "UID SEARCH"); len(srch) != 1 || strings.Contains(srch[0], "RETURN") {
+			t.Errorf("round %d: searches %v, want one plain UID SEARCH without ESEARCH", round, srch)
+		}
+		if got := grep(sent, "FETCH 1:* (UID FLAGS)"); len(got) != 1 {
+			t.Errorf("round %d: flag reads %v, want one full read", round, grep(sent, "FETCH"))
+		}
+		if round == 1 && (rep.Folders[0].Flagged != 1 || rep.Folders[0].ChangedSince) {
+			t.Errorf("round 1: %+v, want one flag change from a full read", rep.Folders[0])
+		}
+	}
+	id, _, _ := x.MailIDByMessageID(ctx, cfg.ID, "n2@x")
+	if m, err := x.Mail(ctx, cfg.ID, id); err != nil || !m.Locations[0].Flags.Answered {
+		t.Errorf("n2 flags not updated: %v %+v", err, m)
+	}
+	scopes, err := x.FolderScopes(ctx, cfg.ID)
+	if err != nil || scopes["INBOX"].HighestModSeq != 0 {
+		t.Errorf("a mod-sequence was kept without CONDSTORE: %+v %v", scopes, err)
 	}
 }
