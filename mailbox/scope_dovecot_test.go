@@ -327,7 +327,8 @@ func TestDovecotCondStoreFlagChanges(t *testing.T) {
 
 	// The first sync reads every flag.
 	reps := syncReport()
-	sent, _ := rec.take()
+	sent, rx := rec.take()
+	t.Logf("first sync: %d FETCH responses with flags (full read and new mails)", len(grep(rx, " FETCH (", "FLAGS")))
 	if reps["INBOX"].ChangedSince || len(grep(sent, "CHANGEDSINCE")) != 0 {
 		t.Errorf("first sync used CHANGEDSINCE: %v", grep(sent, "FETCH"))
 	}
@@ -346,7 +347,8 @@ func TestDovecotCondStoreFlagChanges(t *testing.T) {
 	// and the server sends one mail's flags.
 	a.setFlags("INBOX", true, []imap.Flag{imap.FlagSeen}, "m17@x")
 	reps = syncReport()
-	sent, rx := rec.take()
+	sent, rx = rec.take()
+	t.Logf("second sync after one flag change among %d mails: %d FETCH responses with flags", n, len(grep(rx, " FETCH (", "FLAGS")))
 	if !flagsOfMail("m17@x").Seen || flagsOfMail("m16@x").Seen {
 		t.Errorf("flag change not seen: m17 %+v, m16 %+v", flagsOfMail("m17@x"), flagsOfMail("m16@x"))
 	}
