@@ -11,6 +11,32 @@
 // microdata keeps its replies, not only the opening post. Truncate is the Markdown
 // truncator the tools apply before the prompt-injection filter runs.
 //
+// Page metadata follows the reference's fallback chains. JSON-LD comes
+// first: at most 20 application/ld+json scripts are read, a script over
+// 256 KiB, nested deeper than 32 or not valid JSON is skipped, and @graph
+// and top-level arrays are flattened into candidates. A candidate scores
+// +100 for an article type (Article and its subtypes: NewsArticle and its
+// kinds, BlogPosting, LiveBlogPosting, TechArticle, APIReference,
+// ScholarlyArticle, Report, SocialMediaPosting, DiscussionForumPosting …)
+// or +20 for WebPage and its subtypes (AboutPage, FAQPage, QAPage,
+// CollectionPage, ProfilePage …), +50 when its url, @id or
+// mainEntityOfPage is the page's address (scheme and host case-insensitive,
+// no fragment or trailing slash) and -80 when it names only other
+// addresses, and +10 for a headline or name; the best positive score wins,
+// ties going to the first in the document. An object of any other type
+// (Organization, WebSite …) is never taken for the page. Then, per field:
+// og, citation_/dc., itemprop microdata, the first h1 (title only),
+// twitter, and the <title> (for the description, meta description);
+// readability's own reading is the last resort. Each value is cut at 1,000
+// characters; authors (JSON-LD author, else the author meta tags, else the
+// first item's itemprop author) are at most 10 names of at most 200
+// characters, and a URL is never an author.
+//
+// ServiceOptions.ConnectTimeout bounds each connection attempt and TLS
+// handshake (ErrConnectTimeout), HeaderTimeout the wait for the response
+// headers (ErrHeaderTimeout), and Options.Timeout the whole retrieval;
+// all three errors wrap ErrTimeout.
+//
 // A retrieval may carry the operating-system sign-in (Options.SignIn,
 // Kerberos through SPNEGO; web/kerberos implements it) when a server
 // challenges with Negotiate, but only on an https hop to the first

@@ -73,7 +73,11 @@ var (
 	ErrUnsupportedContentType  = errors.New("the response is not an HTML page or a text document")
 	ErrNotText                 = errors.New("the response is declared as text but does not contain readable text")
 	ErrTimeout                 = errors.New("loading the web page timed out")
-	ErrDecode                  = errors.New("the response body could not be decoded")
+	// ErrConnectTimeout and ErrHeaderTimeout name the phase that ran out
+	// of time; a retrieval error that wraps one also wraps ErrTimeout.
+	ErrConnectTimeout = errors.New("connecting to the server timed out")
+	ErrHeaderTimeout  = errors.New("the server did not start its answer in time")
+	ErrDecode         = errors.New("the response body could not be decoded")
 )
 
 // StatusError is a non-2xx answer from the server. Its message carries the

@@ -75,7 +75,7 @@ func extractHTML(doc string, pageURL *url.URL) (ex extracted, err error) {
 		return extracted{}, fmt.Errorf("%w: the HTML could not be parsed (%v)", ErrDecode, err)
 	}
 	pageBase := baseURL(root, pageURL)
-	meta := readMeta(root)
+	meta := readMeta(root, pageURL)
 	clean(root)
 	// A discussion thread marked up with schema.org microdata (Discourse,
 	// many other forums) keeps its replies beside or inside the opening
@@ -95,22 +95,26 @@ func extractHTML(doc string, pageURL *url.URL) (ex extracted, err error) {
 	parser.MaxElemsToParse = maxElements
 	article, rerr := parser.ParseAndMutate(root, pageBase)
 	content := article.Node
+	// The metadata chains of the reference come first; readability's own
+	// reading of the page is the last resort of each.
+	ex.title = meta.pageTitle()
+	ex.published = meta.published()
+	ex.modified = meta.modified()
+	ex.authors = meta.authors()
 	if rerr == nil {
-		ex.title = article.Title()
+		if ex.title == "" {
+			ex.title = article.Title()
+		}
 		ex.language = article.Language()
-		if t, err := article.PublishedTime(); err == nil {
+		if t, err := article.PublishedTime(); err == nil && ex.published.IsZero() {
 			ex.published = t.UTC()
 		}
-		if t, err := article.ModifiedTime(); err == nil {
+		if t, err := article.ModifiedTime(); err == nil && ex.modified.IsZero() {
 			ex.modified = t.UTC()
 		}
-		if a := meta.authors(); len(a) > 0 {
-			ex.authors = a
-		} else {
+		if len(ex.authors) == 0 {
 			ex.authors = splitByline(article.Byline())
 		}
-	} else {
-		ex.authors = meta.authors()
 	}
 	found := ""
 	if content != nil {
@@ -136,9 +140,6 @@ func extractHTML(doc string, pageURL *url.URL) (ex extracted, err error) {
 		} else if found == "" {
 			content = fallbackRoot(again)
 		}
-	}
-	if ex.title == "" {
-		ex.title = meta.title
 	}
 	if ex.language == "" {
 		ex.language = meta.language
@@ -486,15 +487,27 @@ func fallbackRoot(doc *html.Node) *html.Node {
 	return body
 }
 
-// pageMeta is what the head's meta tags say.
+// pageMeta is what the page's markup says about it, read before cleaning.
 type pageMeta struct {
-	title    string
-	language string
-	values   map[string][]string // lower-cased name or property → contents in order
+	title    string              // the <title> element
+	h1       string              // the first non-empty h1
+	language string              // <html lang>
+	values   map[string][]string // meta name or property, lower-cased → contents in order
+	itemprop map[string][]string // microdata itemprop → values in order
+	// itemAuthors are the itemprop="author" names of the first item that
+	// has any.
+	itemAuthors []string
+	ld          jsonLD
+	hasLD       bool
 }
 
-func readMeta(root *html.Node) pageMeta {
-	m := pageMeta{values: map[string][]string{}}
+// itemprops are the microdata properties the metadata chains use.
+var itemprops = map[string]bool{"headline": true, "description": true, "datePublished": true, "dateModified": true}
+
+func readMeta(root *html.Node, pageURL *url.URL) pageMeta {
+	m := pageMeta{values: map[string][]string{}, itemprop: map[string][]string{}}
+	m.ld, m.hasLD = readJSONLD(root, pageURL)
+	var authorItem *html.Node
 	walk(root, func(n *html.Node) bool {
 		if n.Type != html.ElementNode {
 			return true
@@ -505,29 +518,128 @@ func readMeta(root *html.Node) pageMeta {
 				m.language = strings.TrimSpace(l)
 			}
 		case atom.Title:
-			if m.title == "" {
+			if m.title == "" && n.Namespace == "" {
 				m.title = collapseSpace(textOf(n))
 			}
-		case atom.Meta:
-			content, ok := attr(n, "content")
-			if !ok {
-				return true
+		case atom.H1:
+			if m.h1 == "" && !removedByClean(n) {
+				m.h1 = visibleText(n)
 			}
-			for _, key := range []string{"name", "property", "itemprop"} {
-				if k, ok := attr(n, key); ok {
-					k = strings.ToLower(strings.TrimSpace(k))
-					m.values[k] = append(m.values[k], collapseSpace(content))
+		case atom.Meta:
+			if content, ok := attr(n, "content"); ok {
+				for _, key := range []string{"name", "property"} {
+					if k, ok := attr(n, key); ok {
+						k = strings.ToLower(strings.TrimSpace(k))
+						m.values[k] = append(m.values[k], collapseSpace(content))
+					}
+				}
+			}
+		}
+		props, ok := attr(n, "itemprop")
+		if !ok {
+			return true
+		}
+		for _, p := range strings.Fields(props) {
+			switch {
+			case itemprops[p]:
+				if v := itempropValue(n); v != "" {
+					m.itemprop[p] = append(m.itemprop[p], v)
+				}
+			case p == "author":
+				owner := itemOwner(n)
+				if authorItem == nil {
+					authorItem = owner
+				}
+				if owner == authorItem {
+					m.itemAuthors = append(m.itemAuthors, itemAuthorName(n))
 				}
 			}
 		}
 		return true
 	})
-	if m.title == "" {
-		if v := m.first("og:title", "twitter:title"); v != "" {
-			m.title = v
+	return m
+}
+
+// itempropValue is a microdata property's value: a meta's content, a
+// time's datetime (else its text), otherwise the element's text.
+func itempropValue(n *html.Node) string {
+	switch n.DataAtom {
+	case atom.Meta:
+		v, _ := attr(n, "content")
+		return collapseSpace(v)
+	case atom.Time:
+		if v, ok := attr(n, "datetime"); ok && strings.TrimSpace(v) != "" {
+			return collapseSpace(v)
+		}
+	case atom.Link, atom.A, atom.Img, atom.Script, atom.Style:
+		return ""
+	}
+	return limitMeta(visibleText(n))
+}
+
+// itemOwner is the item a microdata property belongs to: the closest
+// ancestor with itemscope, or nil at the top level.
+func itemOwner(n *html.Node) *html.Node {
+	for p := n.Parent; p != nil; p = p.Parent {
+		if _, ok := attr(p, "itemscope"); ok && p.Type == html.ElementNode {
+			return p
 		}
 	}
-	return m
+	return nil
+}
+
+// itemAuthorName is an itemprop="author" element's name: its own
+// itemprop="name" when it is an item (a Person), else its value.
+func itemAuthorName(n *html.Node) string {
+	if _, ok := attr(n, "itemscope"); ok {
+		name := findFirst(n, func(x *html.Node) bool {
+			p, _ := attr(x, "itemprop")
+			return itemOwner(x) == n && slicesContains(strings.Fields(p), "name")
+		})
+		if name == nil {
+			return ""
+		}
+		return itempropValue(name)
+	}
+	return itempropValue(n)
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// removedByClean reports whether clean would drop n with itself or an
+// ancestor (a hidden heading is not the page's title).
+func removedByClean(n *html.Node) bool {
+	for x := n; x != nil; x = x.Parent {
+		if x.Type == html.ElementNode && shouldRemove(x) {
+			return true
+		}
+	}
+	return false
+}
+
+// visibleText is n's text without scripts, styles, hidden elements and
+// heading permalink markers, spaces collapsed.
+func visibleText(n *html.Node) string {
+	var b strings.Builder
+	walk(n, func(x *html.Node) bool {
+		switch x.Type {
+		case html.TextNode:
+			b.WriteString(x.Data)
+		case html.ElementNode:
+			if x != n && (shouldRemove(x) || (x.DataAtom == atom.A && isPermalinkMarker(x))) {
+				return false
+			}
+		}
+		return true
+	})
+	return collapseSpace(b.String())
 }
 
 func (m pageMeta) first(keys ...string) string {
@@ -541,19 +653,152 @@ func (m pageMeta) first(keys ...string) string {
 	return ""
 }
 
-func (m pageMeta) description() string {
-	return m.first("og:description", "description", "dc.description", "dcterms.description", "twitter:description")
+func (m pageMeta) firstItemprop(p string) string {
+	for _, v := range m.itemprop[p] {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
-// authors returns the authors named by meta tags, URLs excluded, at most
-// ten of at most 200 characters each.
+// Meta keys of each step of the fallback chains.
+var (
+	ogTitleKeys       = []string{"og:title"}
+	scholarTitleKeys  = []string{"citation_title", "dc.title", "dcterms.title"}
+	ogDescKeys        = []string{"og:description"}
+	scholarDescKeys   = []string{"citation_abstract", "dc.description", "dcterms.description", "dcterms.abstract"}
+	ogPublishedKeys   = []string{"article:published_time", "og:article:published_time", "article:published"}
+	scholarPubKeys    = []string{"citation_publication_date", "citation_date", "citation_online_date", "dc.date.issued", "dcterms.issued", "dc.date", "dcterms.date", "dcterms.created"}
+	ogModifiedKeys    = []string{"article:modified_time", "og:article:modified_time", "og:updated_time", "article:modified"}
+	scholarModKeys    = []string{"dcterms.modified", "dc.date.modified"}
+	metaAuthorKeys    = []string{"author", "article:author", "og:article:author", "citation_author", "dc.creator", "dcterms.creator", "parsely-author", "sailthru.author"}
+	twitterTitleKeys  = []string{"twitter:title"}
+	twitterDescKeys   = []string{"twitter:description"}
+	plainDescKeys     = []string{"description"}
+	maxDateCandidates = 8
+)
+
+// pageTitle follows the title chain: JSON-LD (headline, or name when the
+// headline is missing or the <title> contains the name but not the
+// headline) → og:title → citation_title / dc.title → itemprop headline →
+// first h1 → twitter:title → <title>.
+func (m pageMeta) pageTitle() string {
+	if m.hasLD {
+		h, n := m.ld.headline, m.ld.name
+		switch {
+		case h == "":
+			if n != "" {
+				return n
+			}
+		case n != "" && n != h && strings.Contains(m.title, n) && !strings.Contains(m.title, h):
+			return n
+		default:
+			return h
+		}
+	}
+	for _, v := range []string{m.first(ogTitleKeys...), m.first(scholarTitleKeys...), m.firstItemprop("headline"),
+		m.h1, m.first(twitterTitleKeys...), m.title} {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// description follows the chain JSON-LD → og:description → citation /
+// dc → itemprop description → twitter:description → meta description.
+func (m pageMeta) description() string {
+	for _, v := range []string{m.ld.description, m.first(ogDescKeys...), m.first(scholarDescKeys...),
+		m.firstItemprop("description"), m.first(twitterDescKeys...), m.first(plainDescKeys...)} {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// published and modified follow JSON-LD → article:/og: → citation / dc →
+// itemprop; a value that is not a recognisable date is passed over.
+func (m pageMeta) published() time.Time {
+	return firstDate(m.ld.published, m.values, ogPublishedKeys, scholarPubKeys, m.itemprop["datePublished"])
+}
+
+func (m pageMeta) modified() time.Time {
+	return firstDate(m.ld.modified, m.values, ogModifiedKeys, scholarModKeys, m.itemprop["dateModified"])
+}
+
+func firstDate(ld string, values map[string][]string, og, scholar, itemprop []string) time.Time {
+	var cands []string
+	cands = append(cands, ld)
+	for _, keys := range [][]string{og, scholar} {
+		for _, k := range keys {
+			cands = append(cands, values[k]...)
+		}
+	}
+	if len(itemprop) > 0 {
+		cands = append(cands, itemprop[0])
+	}
+	tried := 0
+	for _, c := range cands {
+		if c == "" {
+			continue
+		}
+		if tried++; tried > maxDateCandidates {
+			break
+		}
+		if t, ok := parseDate(c); ok {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+// dateLayouts are the date forms pages use in metadata.
+var dateLayouts = []string{
+	time.RFC3339Nano, "2006-01-02T15:04:05Z0700", "2006-01-02T15:04Z07:00", "2006-01-02T15:04:05.999999999",
+	"2006-01-02T15:04", "2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05Z0700", "2006-01-02 15:04:05 Z0700",
+	"2006-01-02 15:04:05", "2006-01-02", "2006/01/02", "2006/01/02 15:04:05", "2006-01", "2006",
+	time.RFC1123Z, time.RFC1123,
+}
+
+// parseDate reads a metadata date; a value without a zone is UTC.
+func parseDate(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > 64 {
+		return time.Time{}, false
+	}
+	for _, l := range dateLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			if t.Year() < 1000 {
+				return time.Time{}, false
+			}
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// authors follows the author chain: JSON-LD author → meta author /
+// article:author / citation_author / dc.creator (and parsely / sailthru)
+// → itemprop author. URLs are excluded; at most ten names of at most 200
+// characters each.
 func (m pageMeta) authors() []string {
+	if len(m.ld.authors) > 0 {
+		return m.ld.authors
+	}
 	var out []string
 	seen := map[string]bool{}
-	for _, k := range []string{"author", "article:author", "citation_author", "dc.creator", "dcterms.creator", "parsely-author", "sailthru.author"} {
+	for _, k := range metaAuthorKeys {
 		for _, v := range m.values[k] {
 			out = appendAuthor(out, seen, v)
 		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, v := range m.itemAuthors {
+		out = appendAuthor(out, seen, v)
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -219,12 +220,38 @@ func allowedToDial(ip netip.Addr, p pin) error {
 // dialIP connects to one checked address. In production the net.Dialer's
 // Control function checks the address once more at the socket, after
 // whatever Go did to it, so nothing but a checked address is connected.
+// The connect timeout bounds the attempt through its context, for the
+// production dialer and an injected one alike.
 func (s *Service) dialIP(ctx context.Context, network, addr string, p pin) (net.Conn, error) {
+	dctx, cancel := context.WithTimeout(ctx, s.connectTimeout)
+	defer cancel()
+	var conn net.Conn
+	var err error
 	if s.dial != nil {
-		return s.dial(ctx, network, addr)
+		conn, err = s.dial(dctx, network, addr)
+	} else {
+		d := &net.Dialer{Control: controlFor(p)}
+		conn, err = d.DialContext(dctx, network, addr)
 	}
-	d := &net.Dialer{Timeout: s.connectTimeout, Control: controlFor(p)}
-	return d.DialContext(ctx, network, addr)
+	if err != nil && ctx.Err() == nil && errors.Is(dctx.Err(), context.DeadlineExceeded) {
+		if conn != nil {
+			conn.Close()
+		}
+		return nil, connectTimeoutError{err}
+	}
+	return conn, err
+}
+
+// connectTimeoutError is a connection attempt that ran out of the connect
+// timeout while the retrieval still had time.
+type connectTimeoutError struct{ err error }
+
+func (e connectTimeoutError) Error() string   { return ErrConnectTimeout.Error() }
+func (e connectTimeoutError) Unwrap() error   { return e.err }
+func (e connectTimeoutError) Timeout() bool   { return true }
+func (e connectTimeoutError) Temporary() bool { return true }
+func (e connectTimeoutError) Is(target error) bool {
+	return target == ErrConnectTimeout
 }
 
 // controlFor returns the socket-level check for a pin: public pins go
@@ -392,7 +419,15 @@ func (s *Service) timeoutOr(parent, ctx context.Context, timeout time.Duration, 
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("%w after %s", ErrTimeout, formatSeconds(timeout))
 	}
+	if errors.Is(err, ErrConnectTimeout) || strings.Contains(err.Error(), "TLS handshake timeout") {
+		return fmt.Errorf("%w: %w after %s", ErrTimeout, ErrConnectTimeout, formatSeconds(s.connectTimeout))
+	}
 	var ne net.Error
+	// net/http does not export its header-timeout error; its text is the
+	// only way to tell it from other timeouts.
+	if errors.As(err, &ne) && ne.Timeout() && strings.Contains(err.Error(), "timeout awaiting response headers") {
+		return fmt.Errorf("%w: %w after %s", ErrTimeout, ErrHeaderTimeout, formatSeconds(s.headerTimeout))
+	}
 	if errors.As(err, &ne) && ne.Timeout() && !IsBlocked(err) {
 		return fmt.Errorf("%w: %v", ErrTimeout, ne)
 	}
