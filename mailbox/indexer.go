@@ -338,9 +338,6 @@ func (ix *Indexer) plan(ctx context.Context, c *imapclient.Client, cfg Config, s
 		}
 	}
 
-	if err := idx.EnsureScopeState(ctx); err != nil {
-		return nil, err
-	}
 	scopes, err := idx.FolderScopes(ctx, cfg.ID)
 	if err != nil {
 		return nil, err

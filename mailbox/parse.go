@@ -52,7 +52,7 @@ func ContentKey(raw []byte) string {
 // ParseMail reads a raw RFC 5322 message into what the index stores.
 // received is the server's INTERNALDATE (zero when unknown). A mail that
 // cannot be read as MIME still yields its header block where possible; an
-// encrypted mail (S/MIME, PGP/MIME, inline PGP) yields its header only and
+// encrypted mail (S/MIME, PGP/MIME, inline PGP, Microsoft IRM) yields its header only and
 // is marked.
 func ParseMail(raw []byte, received time.Time, opts ParseOptions) (Parsed, error) {
 	m := mailindex.Mail{ContentKey: ContentKey(raw), Size: int64(len(raw)), Importance: mailindex.ImportanceNormal}
@@ -74,13 +74,20 @@ func ParseMail(raw []byte, received time.Time, opts ParseOptions) (Parsed, error
 	case mediaType == "application/pkcs7-mime" || mediaType == "application/x-pkcs7-mime":
 		// Enveloped (encrypted) and opaque-signed S/MIME both hide the text.
 		m.Encryption = mailindex.EncryptionSMIME
-	case mediaType == "application/x-microsoft-rpmsg-message":
-		m.Encryption = mailindex.EncryptionSMIME
+	case isRPMSG(mediaType, ""):
+		m.Encryption = mailindex.EncryptionIRM
 	}
 	if m.Encryption == "" {
 		walkBody(ent, &m, opts)
 		if strings.Contains(m.Body, "-----BEGIN PGP MESSAGE-----") {
 			m.Encryption = mailindex.EncryptionPGP
+		}
+		// An IRM-protected mail is a short notice plus the protected
+		// content as a message.rpmsg attachment.
+		for _, a := range m.Attachments {
+			if isRPMSG(a.Type, a.Name) {
+				m.Encryption = mailindex.EncryptionIRM
+			}
 		}
 	}
 	if m.Encryption != "" {
@@ -88,6 +95,12 @@ func ParseMail(raw []byte, received time.Time, opts ParseOptions) (Parsed, error
 		m.Body, m.Attachments, m.HasAttachments = "", nil, false
 	}
 	return Parsed{Mail: m, Chunks: Chunk(chunkHead(m)+m.Body+attachmentText(m), ChunkSize)}, nil
+}
+
+// isRPMSG tells a Microsoft IRM payload by its media type or file name.
+func isRPMSG(mediaType, name string) bool {
+	return mediaType == "application/x-microsoft-rpmsg-message" || mediaType == "application/x-microsoft-rpmsg-message-v2" ||
+		strings.HasSuffix(strings.ToLower(name), ".rpmsg")
 }
 
 func readHeader(m *mailindex.Mail, h mail.Header) {

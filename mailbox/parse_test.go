@@ -49,6 +49,8 @@ func TestParseMail(t *testing.T) {
 		{file: "smime.eml", subject: "Encrypted statement", from: "secure@bank.example", encryption: mailindex.EncryptionSMIME, importance: "normal"},
 		{file: "pgpmime.eml", subject: "Encrypted plans", from: "pgp@example.net", encryption: mailindex.EncryptionPGP, importance: "normal"},
 		{file: "inline-pgp.eml", subject: "inline secret", from: "old@example.net", encryption: mailindex.EncryptionPGP, importance: "normal"},
+		{file: "irm.eml", subject: "Protected: quarterly forecast", from: "finance@corp.example", encryption: mailindex.EncryptionIRM, importance: "normal",
+			bodyHasNot: []string{"Rights Management", "protected content"}},
 		{file: "signed.eml", subject: "Signed minutes", from: "signer@example.org", importance: "normal", bodyHas: []string{"budget meeting are approved"},
 			attachments: []mailindex.Attachment{{Number: 1, Name: "smime.p7s", Type: "application/pkcs7-signature", State: mailindex.AttachmentUnsupportedType}}},
 		{file: "thread-2.eml", subject: "Re: Budget 2027", from: "me@example.org", importance: "normal", bodyHas: []string{"budget figures follow"}, inReplyTo: "thread-1@example.org"},

@@ -54,6 +54,10 @@ CREATE TABLE IF NOT EXISTS folders(
 	server_messages INTEGER NOT NULL DEFAULT -1,
 	server_unseen INTEGER NOT NULL DEFAULT -1,
 	last_complete_sync INTEGER NOT NULL DEFAULT 0,
+	-- Scope and flag-change state (schema 4; see scope.go).
+	scope_since INTEGER NOT NULL DEFAULT 0,
+	highest_modseq INTEGER NOT NULL DEFAULT 0,
+	modseq_uid_validity INTEGER NOT NULL DEFAULT 0,
 	UNIQUE(mailbox_id, path)
 );
 CREATE TABLE IF NOT EXISTS mails(
@@ -195,8 +199,8 @@ func Open(ctx context.Context, path string) (*Index, error) {
 // 0 kept each chunk's vector in the chunk's row, 1 keeps vectors in the
 // embeddings table, 2 adds the trigram table of senders and recipients,
 // 3 indexes chunks with the steward tokenizer (CJK in pairs) instead of
-// unicode61.
-const schemaVersion = 3
+// unicode61, 4 keeps each folder's max-age window and HIGHESTMODSEQ.
+const schemaVersion = 4
 
 // schemaAfter is run after the migrations, since it names columns they
 // add.
@@ -233,6 +237,22 @@ func retokenize(ctx context.Context, tx *sql.Tx) error {
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// addScopeColumns adds the folder columns of schema 4 to an older index.
+func addScopeColumns(ctx context.Context, tx *sql.Tx) error {
+	for _, col := range []string{"scope_since", "highest_modseq", "modseq_uid_validity"} {
+		var has int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('folders') WHERE name = ?`, col).Scan(&has); err != nil {
+			return err
+		}
+		if has == 0 {
+			if _, err := tx.ExecContext(ctx, `ALTER TABLE folders ADD COLUMN `+col+` INTEGER NOT NULL DEFAULT 0`); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -294,6 +314,11 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if version < 3 {
 		if err := retokenize(ctx, tx); err != nil {
 			return fmt.Errorf("mailindex: migrate to schema 3: %w", err)
+		}
+	}
+	if version < 4 {
+		if err := addScopeColumns(ctx, tx); err != nil {
+			return fmt.Errorf("mailindex: migrate to schema 4: %w", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, schemaAfter); err != nil {

@@ -36,6 +36,14 @@ func writeV0(t *testing.T, path string) {
 		t.Fatal("schema layout changed; update writeV0")
 	}
 	v0 := schema[:start] + schemaV0Chunks + "\n" + schema[end:emb] + schema[embEnd:]
+	// Before schema 4, folders had no scope columns.
+	for _, col := range []string{"scope_since", "highest_modseq", "modseq_uid_validity"} {
+		line := "\t" + col + " INTEGER NOT NULL DEFAULT 0,\n"
+		if !strings.Contains(v0, line) {
+			t.Fatalf("schema layout changed: no %q", line)
+		}
+		v0 = strings.Replace(v0, line, "", 1)
+	}
 	// Before schema 3, chunks were tokenized by unicode61.
 	v0 = strings.Replace(v0, "tokenize='"+tokenizerName+"'", "tokenize='unicode61 remove_diacritics 2'", 1)
 	ctx := context.Background()
@@ -96,6 +104,11 @@ func TestMigrateV0MovesEmbeddings(t *testing.T) {
 		words, err := x.SearchWords(ctx, "mb", Filter{}, "delivery", 5)
 		if err != nil || len(words) != 2 {
 			t.Fatalf("open %d: word hits %+v (%v), want 2", round, words, err)
+		}
+		// Schema 4 added the folders' scope state.
+		scopes, err := x.FolderScopes(ctx, "mb")
+		if err != nil || len(scopes) != 1 || scopes["INBOX"].HighestModSeq != 0 {
+			t.Fatalf("open %d: folder scopes %+v (%v), want INBOX with no state", round, scopes, err)
 		}
 		// Schema 2 filled the sender index from the mails already there.
 		words, err = x.SearchWords(ctx, "mb", Filter{From: "South.Ex"}, "delivery", 5)

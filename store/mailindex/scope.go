@@ -2,15 +2,13 @@ package mailindex
 
 // This file holds the part of a folder's sync state that limits what is
 // indexed (the first day of a max-age window) and how flag changes are
-// read (the server's HIGHESTMODSEQ, RFC 7162 CONDSTORE). It keeps three
-// columns on the folders table, added by EnsureScopeState to an index of
-// any schema version, so it needs no schema version of its own.
+// read (the server's HIGHESTMODSEQ, RFC 7162 CONDSTORE), in three columns
+// of the folders table (schema 4).
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -27,39 +25,8 @@ type FolderScope struct {
 	ModSeqUIDValidity uint32
 }
 
-var scopeColumns = []struct{ name, decl string }{
-	{"scope_since", "INTEGER NOT NULL DEFAULT 0"},
-	{"highest_modseq", "INTEGER NOT NULL DEFAULT 0"},
-	{"modseq_uid_validity", "INTEGER NOT NULL DEFAULT 0"},
-}
-
-// EnsureScopeState adds the scope columns to the folders table when they
-// are missing. It is idempotent and safe to call on every sync.
-func (x *Index) EnsureScopeState(ctx context.Context) error {
-	for _, col := range scopeColumns {
-		var has int
-		if err := x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('folders') WHERE name = ?`, col.name).Scan(&has); err != nil {
-			return fmt.Errorf("mailindex: read folder columns: %w", err)
-		}
-		if has > 0 {
-			continue
-		}
-		if _, err := x.db.ExecContext(ctx, `ALTER TABLE folders ADD COLUMN `+col.name+` `+col.decl); err != nil {
-			// Another connection may have added it meanwhile.
-			if strings.Contains(err.Error(), "duplicate column") {
-				continue
-			}
-			return fmt.Errorf("mailindex: add folder column %s: %w", col.name, err)
-		}
-	}
-	return nil
-}
-
 // FolderScopes returns the scope state of a mailbox's folders by path.
 func (x *Index) FolderScopes(ctx context.Context, mailboxID string) (map[string]FolderScope, error) {
-	if err := x.EnsureScopeState(ctx); err != nil {
-		return nil, err
-	}
 	rows, err := x.db.QueryContext(ctx, `SELECT path, scope_since, highest_modseq, modseq_uid_validity FROM folders WHERE mailbox_id = ?`, mailboxID)
 	if err != nil {
 		return nil, fmt.Errorf("mailindex: folder scopes: %w", err)
@@ -102,9 +69,6 @@ func (x *Index) SaveFolderSince(ctx context.Context, mailboxID, path string, sin
 }
 
 func (x *Index) updateScope(ctx context.Context, q string, args ...any) error {
-	if err := x.EnsureScopeState(ctx); err != nil {
-		return err
-	}
 	return x.withTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, q, args...)
 		if err != nil {

@@ -14,6 +14,9 @@ const (
 	EncryptionNone  = ""
 	EncryptionSMIME = "smime"
 	EncryptionPGP   = "pgp"
+	// EncryptionIRM is a mail protected by Microsoft Information Rights
+	// Management: its content travels in a message.rpmsg attachment.
+	EncryptionIRM = "irm"
 )
 
 // Special-use folder kinds the index knows.
