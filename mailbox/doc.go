@@ -9,6 +9,11 @@
 // logs a mail's subject, sender, recipients, folder or attachment names, or a
 // secret; the SQL lives in store/mailindex.
 //
+// Encrypted mail. A mail whose content is encrypted (S/MIME enveloped or
+// opaque-signed, PGP/MIME, inline PGP, or Microsoft IRM, whose content
+// travels in a message.rpmsg attachment) is indexed by its header block
+// only and marked with its kind; a signed mail that is readable is not.
+//
 // Scope. A mailbox with MaxAgeDays N > 0 indexes, in each folder, the mails
 // the server finds with UID SEARCH OR SINCE <day> OR FLAGGED DRAFT, and
 // every mail of the drafts folder; without a max age every mail. <day> is
