@@ -1,0 +1,50 @@
+// Command trainmodel trains the guard package's local classifier from the
+// training files and writes the encoded model. guard runs it through
+// go generate:
+//
+//	go run ./internal/textmodel/cmd/trainmodel testdata/train localmodel.bin
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/stewardhq/steward/guard/internal/textmodel"
+)
+
+func main() {
+	if len(os.Args) != 3 {
+		fmt.Fprintln(os.Stderr, "usage: trainmodel <training dir> <model file>")
+		os.Exit(2)
+	}
+	d, err := textmodel.Load(os.DirFS(os.Args[1]))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "trainmodel:", err)
+		os.Exit(1)
+	}
+	m, rep := textmodel.Train(d)
+	if err := os.WriteFile(os.Args[2], m.Encode(), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "trainmodel:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("%d attack and %d benign passages, %d training windows, %d weights\n", rep.Attacks, rep.Benign, rep.Examples, rep.Weights)
+	fmt.Printf("cross-validation (%d folds, 3 splits): threshold %.4f; held-out benign windows over it %.2f%% of %d, benign passages %.2f%%; attack passages caught %.1f%%\n",
+		5, rep.Threshold, 100*rep.CVWindowFP, rep.BenignWindows, 100*rep.CVPassageFP, 100*rep.CVRecall)
+	cats := make([]string, 0, len(rep.CategoryRecall))
+	for c := range rep.CategoryRecall {
+		cats = append(cats, c)
+	}
+	sort.Strings(cats)
+	for _, c := range cats {
+		fmt.Printf("  %-20s %.1f%%\n", c, 100*rep.CategoryRecall[c])
+	}
+	if os.Getenv("TRAINMODEL_VERBOSE") != "" {
+		for _, s := range rep.CVMissed {
+			fmt.Println("missed:", s)
+		}
+		for _, s := range rep.CVFalsePositives {
+			fmt.Println("false positive:", s)
+		}
+	}
+}
