@@ -130,12 +130,16 @@ type Options struct {
 	// Logger receives warnings without any filtered content. Nil uses
 	// slog.Default().
 	Logger *slog.Logger
+	// NoLocalClassifier turns off the built-in local classifier, leaving
+	// the rules alone (and the external classifier, if configured).
+	NoLocalClassifier bool
 }
 
 // Filter is the prompt-injection filter. It is safe for concurrent use.
 type Filter struct {
 	reporter   Reporter
 	classifier *classifier
+	noLocal    bool
 	log        *slog.Logger
 	// det returns the compiled rules, built on the first use and shared by
 	// every filter of the process.
@@ -149,7 +153,7 @@ type Filter struct {
 // New returns a filter. It is cheap: the rules are built when the first
 // text is filtered, once per process.
 func New(opts Options) *Filter {
-	f := &Filter{reporter: opts.Reporter, log: opts.Logger, det: compiledDetectors}
+	f := &Filter{reporter: opts.Reporter, log: opts.Logger, det: compiledDetectors, noLocal: opts.NoLocalClassifier}
 	if f.log == nil {
 		f.log = slog.Default()
 	}
@@ -183,6 +187,9 @@ func (f *Filter) FilterBatch(ctx context.Context, texts []Text) []Outcome {
 			det = f.det()
 		}
 		scans[i] = det.scan(t.Text)
+		if !f.noLocal {
+			scans[i].addLocal(localModel())
+		}
 	}
 	var failed []bool
 	if f.classifier != nil {

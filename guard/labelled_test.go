@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -29,8 +30,10 @@ type labelled struct {
 	name     string
 	category string // attack category, or "benign"
 	attack   bool
-	heldout  bool // written after the detector was last changed
-	text     string
+	// block is the paraphrase block a text belongs to (0 for none); block
+	// currentBlock was written after the filter was last changed.
+	block int
+	text  string
 }
 
 // segment is a piece of a passage; raw pieces are already written in the
@@ -83,30 +86,58 @@ func loadCarriers(t testing.TB) []carrier {
 	return cs
 }
 
+// currentBlock is the held-out block: written after the last change to the
+// filter, measured once and not tuned on.
+const currentBlock = 6
+
+// blockHeading starts a paraphrase block in attacks.txt.
+var blockHeading = regexp.MustCompile(`^# (?:Paraphrase|Held-out) block (\d+)`)
+
+// payloadLine is a "category | text" line (or a plain line) of a payload
+// file, with the paraphrase block it stands under.
+type payloadLine struct {
+	category, text string
+	block          int
+}
+
 // payloadLines reads "category | text" lines (or plain lines when
-// withCategory is false), skipping comments. Lines after a comment starting
-// with "# Held-out" get the category suffix "+heldout".
-func payloadLines(t testing.TB, name string, withCategory bool) [][2]string {
-	var out [][2]string
-	held := ""
+// withCategory is false), skipping comments. Lines after a heading
+// "# Paraphrase block N" or "# Held-out block N" belong to block N.
+func payloadLines(t testing.TB, name string, withCategory bool) []payloadLine {
+	var out []payloadLine
+	block := 0
 	for _, line := range strings.Split(readTestdata(t, name), "\n") {
-		if strings.HasPrefix(line, "# Held-out") {
-			held = "+heldout"
+		if m := blockHeading.FindStringSubmatch(line); m != nil {
+			block, _ = strconv.Atoi(m[1])
 		}
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
 		if !withCategory {
-			out = append(out, [2]string{"benign" + held, line})
+			out = append(out, payloadLine{"benign", line, block})
 			continue
 		}
 		cat, text, ok := strings.Cut(line, " | ")
 		if !ok {
 			t.Fatalf("%s: line without category: %q", name, line)
 		}
-		out = append(out, [2]string{cat + held, text})
+		out = append(out, payloadLine{cat, text, block})
 	}
 	return out
+}
+
+// docBlock returns the paraphrase block of a benign document by its name:
+// block3-…, block4-…, heldout5-…, heldout6-….
+func docBlock(name string) int {
+	for _, p := range []struct {
+		prefix string
+		block  int
+	}{{"block3-", 3}, {"block4-", 4}, {"heldout5-", 5}, {"heldout6-", 6}} {
+		if strings.HasPrefix(name, p.prefix) {
+			return p.block
+		}
+	}
+	return 0
 }
 
 var transformRe = regexp.MustCompile(`\{\{(\w+):(.*?)\}\}`)
@@ -296,16 +327,15 @@ func labelledSet(t testing.TB) []labelled {
 	cs := loadCarriers(t)
 	var set []labelled
 	k := 0
-	add := func(cat string, attack bool, passages [][2]string) {
+	add := func(cat string, attack bool, passages []payloadLine) {
 		for i, p := range passages {
-			segs := expandPassage(t, p[1])
+			segs := expandPassage(t, p.text)
 			for j := 0; j < 2; j++ {
 				c := cs[k%len(cs)]
 				k++
-				category, held := strings.CutSuffix(p[0], "+heldout")
 				set = append(set, labelled{
 					name:     fmt.Sprintf("%s-%03d-%s", cat, i, c.name),
-					category: category, attack: attack, heldout: held, text: place(c, segs),
+					category: p.category, attack: attack, block: p.block, text: place(c, segs),
 				})
 			}
 		}
@@ -317,93 +347,140 @@ func labelledSet(t testing.TB) []labelled {
 		for _, s := range expandPassage(t, d.body) {
 			b.WriteString(s.text)
 		}
-		set = append(set, labelled{name: "doc-" + d.name, category: "benign", heldout: strings.HasPrefix(d.name, "heldout-"), text: b.String()})
+		set = append(set, labelled{name: "doc-" + d.name, category: "benign", block: docBlock(d.name), text: b.String()})
 	}
 	return set
 }
 
 // The goal is recall of at least 95% at no more than 1% false positives.
-// The filter does not reach it on this set: paraphrased attacks without
-// known phrasing are mostly missed (the held-out blocks 3 and 4 are in the
-// set and not tuned on). The test therefore holds the figures reached as a
-// regression floor: 390 of 462 attacks caught, 1 of 287 benign texts
-// flagged. See the logged numbers.
+// The filter does not reach it on this set. The rules miss most paraphrased
+// attacks (held-out blocks 3 to 6); the local classifier catches about half
+// of those, but it also flags ordinary texts the rules leave alone (design
+// documents about bots, articles about injections, an error page). Measured
+// with the classifier: 504 of 610 attacks caught (82.6%), 8 of 306 benign
+// texts flagged (2.61%); the rules alone: 417 of 610 (68.4%) and 2 of 306.
+// The test holds these figures as a regression floor and ceiling. See the
+// logged numbers and testdata/README.md.
 const (
 	goalRecall  = 0.95
 	goalFP      = 0.01
-	floorRecall = 0.844
-	ceilFP      = 0.0035
+	floorRecall = 0.826
+	ceilFP      = 0.0262
 )
 
-func TestLabelledSet(t *testing.T) {
-	set := labelledSet(t)
-	f := New(Options{Logger: quiet})
+// tally counts caught texts.
+type tally struct{ n, hit int }
+
+func (t tally) String() string { return fmt.Sprintf("%d/%d", t.hit, t.n) }
+
+func (t tally) rate() float64 {
+	if t.n == 0 {
+		return 0
+	}
+	return float64(t.hit) / float64(t.n)
+}
+
+// evaluation is what a filter finds on the labelled set.
+type evaluation struct {
+	attacks, benign tally
+	perCat          map[string]*tally
+	blockAttacks    map[int]*tally
+	blockBenign     map[int]*tally
+	misses, fps     []string
+}
+
+func evaluate(f *Filter, set []labelled) evaluation {
 	ctx := context.Background()
-	type tally struct{ n, hit int }
-	perCat := map[string]*tally{}
-	var attacks, benign, caught, falsePos int
-	var heldAttacks, heldCaught, heldBenign, heldFP int
-	var misses, fps []string
+	ev := evaluation{perCat: map[string]*tally{}, blockAttacks: map[int]*tally{}, blockBenign: map[int]*tally{}}
+	count := func(m map[int]*tally, k int, found bool) {
+		tl := m[k]
+		if tl == nil {
+			tl = &tally{}
+			m[k] = tl
+		}
+		tl.n++
+		if found {
+			tl.hit++
+		}
+	}
 	for _, l := range set {
 		o := f.FilterText(ctx, Source{Kind: WebContent, Label: l.name}, l.text)
 		found := len(o.Findings) > 0
 		if l.attack {
-			attacks++
-			tl := perCat[l.category]
+			ev.attacks.n++
+			tl := ev.perCat[l.category]
 			if tl == nil {
 				tl = &tally{}
-				perCat[l.category] = tl
+				ev.perCat[l.category] = tl
 			}
 			tl.n++
-			if l.heldout {
-				heldAttacks++
-				if found {
-					heldCaught++
-				}
-			}
+			count(ev.blockAttacks, l.block, found)
 			if found {
-				caught++
+				ev.attacks.hit++
 				tl.hit++
 			} else {
-				misses = append(misses, l.name)
+				ev.misses = append(ev.misses, l.name)
 			}
 			continue
 		}
-		benign++
-		if l.heldout {
-			heldBenign++
-			if found {
-				heldFP++
-			}
-		}
+		ev.benign.n++
+		count(ev.blockBenign, l.block, found)
 		if found {
-			falsePos++
-			fps = append(fps, fmt.Sprintf("%s: %s %q", l.name, o.Findings[0].Rule, o.Findings[0].Snippet))
+			ev.benign.hit++
+			ev.fps = append(ev.fps, fmt.Sprintf("%s: %s %q", l.name, o.Findings[0].Rule, o.Findings[0].Snippet))
 		}
 	}
-	cats := make([]string, 0, len(perCat))
-	for c := range perCat {
+	return ev
+}
+
+func (ev evaluation) blockLine(b int) string {
+	a, n := tally{}, tally{}
+	if tl := ev.blockAttacks[b]; tl != nil {
+		a = *tl
+	}
+	if tl := ev.blockBenign[b]; tl != nil {
+		n = *tl
+	}
+	return fmt.Sprintf("recall %s placements, false positives %s documents", a, n)
+}
+
+func TestLabelledSet(t *testing.T) {
+	set := labelledSet(t)
+	rules := evaluate(New(Options{Logger: quiet, NoLocalClassifier: true}), set)
+	ev := evaluate(New(Options{Logger: quiet}), set)
+	cats := make([]string, 0, len(ev.perCat))
+	for c := range ev.perCat {
 		cats = append(cats, c)
 	}
 	sort.Strings(cats)
 	for _, c := range cats {
-		tl := perCat[c]
-		t.Logf("category %-20s %3d attacks, recall %5.1f%%", c, tl.n, 100*float64(tl.hit)/float64(tl.n))
+		t.Logf("category %-20s %3d attacks, recall %5.1f%% (rules alone %5.1f%%)", c, ev.perCat[c].n,
+			100*ev.perCat[c].rate(), 100*rules.perCat[c].rate())
 	}
-	recall := float64(caught) / float64(attacks)
-	fp := float64(falsePos) / float64(benign)
-	t.Logf("labelled set: %d attacks, %d benign; recall %.1f%% (%d/%d), false positives %.2f%% (%d/%d)",
-		attacks, benign, 100*recall, caught, attacks, 100*fp, falsePos, benign)
-	t.Logf("latest held-out block (not tuned on): recall %d/%d, false positives %d/%d", heldCaught, heldAttacks, heldFP, heldBenign)
+	recall, fp := ev.attacks.rate(), ev.benign.rate()
+	t.Logf("rules alone:           %d attacks, %d benign; recall %.1f%% (%s), false positives %.2f%% (%s)",
+		rules.attacks.n, rules.benign.n, 100*rules.attacks.rate(), rules.attacks, 100*rules.benign.rate(), rules.benign)
+	t.Logf("with local classifier: %d attacks, %d benign; recall %.1f%% (%s), false positives %.2f%% (%s)",
+		ev.attacks.n, ev.benign.n, 100*recall, ev.attacks, 100*fp, ev.benign)
+	for b := 3; b <= currentBlock; b++ {
+		what := "earlier held-out block"
+		if b == currentBlock {
+			what = "current held-out block (not tuned on)"
+		}
+		t.Logf("block %d, %s: with classifier %s; rules alone %s", b, what, ev.blockLine(b), rules.blockLine(b))
+	}
 	t.Logf("goal: recall >= %.0f%% at <= %.0f%% false positives: met=%v", 100*goalRecall, 100*goalFP, recall >= goalRecall && fp <= goalFP)
-	for _, m := range misses {
+	for _, m := range ev.misses {
 		t.Logf("missed: %s", m)
 	}
-	for _, m := range fps {
+	for _, m := range ev.fps {
 		t.Logf("false positive: %s", m)
 	}
-	if attacks < 220 || benign < 220 {
-		t.Fatalf("the set needs at least 220 attacks and 220 benign texts, has %d and %d", attacks, benign)
+	if ev.attacks.n < 220 || ev.benign.n < 220 {
+		t.Fatalf("the set needs at least 220 attacks and 220 benign texts, has %d and %d", ev.attacks.n, ev.benign.n)
+	}
+	if rules.attacks.hit > ev.attacks.hit {
+		t.Errorf("the classifier lost findings of the rules: %s with it, %s without", ev.attacks, rules.attacks)
 	}
 	if recall < floorRecall {
 		t.Errorf("recall %.3f fell below the floor %.3f", recall, floorRecall)
