@@ -39,7 +39,8 @@
 // Filter.BeginAction).
 //
 // A local classifier runs on every text after the rules (it can be turned
-// off with Options.NoLocalClassifier): a linear model over hashed word and
+// off with Options.NoLocalClassifier, and Options.LocalClassifierThreshold
+// trades its recall for fewer false positives): a linear model over hashed word and
 // character n-grams of the readable view (internal/textmodel), embedded in
 // the binary and trained by go generate from hand-written passages in
 // testdata/train that are disjoint from the evaluation set. It scores every

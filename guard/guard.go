@@ -133,6 +133,11 @@ type Options struct {
 	// NoLocalClassifier turns off the built-in local classifier, leaving
 	// the rules alone (and the external classifier, if configured).
 	NoLocalClassifier bool
+	// LocalClassifierThreshold replaces the threshold the local classifier
+	// was trained with (LocalClassifierDefaultThreshold) when it is not
+	// zero. A higher threshold flags fewer windows: fewer false positives,
+	// fewer attacks caught.
+	LocalClassifierThreshold float64
 }
 
 // Filter is the prompt-injection filter. It is safe for concurrent use.
@@ -140,6 +145,7 @@ type Filter struct {
 	reporter   Reporter
 	classifier *classifier
 	noLocal    bool
+	localTh    float64 // 0: the model's own threshold
 	log        *slog.Logger
 	// det returns the compiled rules, built on the first use and shared by
 	// every filter of the process.
@@ -153,7 +159,8 @@ type Filter struct {
 // New returns a filter. It is cheap: the rules are built when the first
 // text is filtered, once per process.
 func New(opts Options) *Filter {
-	f := &Filter{reporter: opts.Reporter, log: opts.Logger, det: compiledDetectors, noLocal: opts.NoLocalClassifier}
+	f := &Filter{reporter: opts.Reporter, log: opts.Logger, det: compiledDetectors, noLocal: opts.NoLocalClassifier,
+		localTh: opts.LocalClassifierThreshold}
 	if f.log == nil {
 		f.log = slog.Default()
 	}
@@ -188,7 +195,7 @@ func (f *Filter) FilterBatch(ctx context.Context, texts []Text) []Outcome {
 		}
 		scans[i] = det.scan(t.Text)
 		if !f.noLocal {
-			scans[i].addLocal(localModel())
+			scans[i].addLocal(localModel(), f.localTh)
 		}
 	}
 	var failed []bool

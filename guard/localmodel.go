@@ -27,6 +27,11 @@ var localModel = sync.OnceValue(func() *textmodel.Model {
 	return m
 })
 
+// LocalClassifierDefaultThreshold returns the threshold the embedded local
+// classifier was trained with, for choosing Options.LocalClassifierThreshold
+// relative to it.
+func LocalClassifierDefaultThreshold() float64 { return localModel().Threshold }
+
 // localRule is the rule name of the local classifier's findings.
 const localRule = "classifier.local"
 
@@ -34,13 +39,16 @@ const localRule = "classifier.local"
 // classifier. A window over the threshold is neutralized; it becomes a
 // finding unless it overlaps what a rule already found there, so the
 // classifier adds findings and never hides one.
-func (sc *scan) addLocal(m *textmodel.Model) {
+func (sc *scan) addLocal(m *textmodel.Model, threshold float64) {
 	v := sc.view
 	if len(v.raw) == 0 {
 		return
 	}
+	if threshold == 0 {
+		threshold = m.Threshold
+	}
 	ruleMatches := len(sc.found)
-	for _, w := range m.Flagged(v.raw) {
+	for _, w := range m.FlaggedAt(v.raw, threshold) {
 		s := v.rawSpan(w.Start, w.End)
 		sc.redact = append(sc.redact, s)
 		overlaps := false

@@ -200,7 +200,10 @@ func (m *Model) Windows(text []byte, fn func(Window, bool)) {
 // that score at least the threshold:
 // every such segment, and every such pair of adjacent segments neither of
 // which is flagged alone. They come in the order of their start.
-func (m *Model) Flagged(text []byte) []Window {
+func (m *Model) Flagged(text []byte) []Window { return m.FlaggedAt(text, m.Threshold) }
+
+// FlaggedAt is Flagged with another threshold.
+func (m *Model) FlaggedAt(text []byte, threshold float64) []Window {
 	var out []Window
 	var prev Window
 	var ps int64
@@ -211,9 +214,9 @@ func (m *Model) Flagged(text []byte) []Window {
 	for i, sg := range Segments(text) {
 		s, n := m.sum(text[sg.Start:sg.End], d)
 		w := Window{sg.Start, sg.End, m.score(s, n)}
-		hit := n >= MinFeatures && w.Score >= m.Threshold
+		hit := n >= MinFeatures && w.Score >= threshold
 		if i > 0 && !hit && !prevHit && pn+n >= MinFeatures {
-			if p := (Window{prev.Start, sg.End, m.score(ps+s, pn+n)}); p.Score >= m.Threshold {
+			if p := (Window{prev.Start, sg.End, m.score(ps+s, pn+n)}); p.Score >= threshold {
 				out = append(out, p)
 			}
 		}
