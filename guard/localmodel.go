@@ -36,9 +36,10 @@ func LocalClassifierDefaultThreshold() float64 { return localModel().Threshold }
 const localRule = "classifier.local"
 
 // addLocal scores the sentence windows of the readable view with the local
-// classifier. A window over the threshold is neutralized; it becomes a
-// finding unless it overlaps what a rule already found there, so the
-// classifier adds findings and never hides one.
+// classifier. A window over the threshold is neutralized and becomes a
+// finding, unless it overlaps what a rule already found: the rule's span
+// is the more precise one, so the classifier neither hides that finding
+// nor widens what is removed around it.
 func (sc *scan) addLocal(m *textmodel.Model, threshold float64) {
 	v := sc.view
 	if len(v.raw) == 0 {
@@ -50,7 +51,6 @@ func (sc *scan) addLocal(m *textmodel.Model, threshold float64) {
 	ruleMatches := len(sc.found)
 	for _, w := range m.FlaggedAt(v.raw, threshold) {
 		s := v.rawSpan(w.Start, w.End)
-		sc.redact = append(sc.redact, s)
 		overlaps := false
 		for _, f := range sc.found[:ruleMatches] {
 			if f.match.start < s.end && s.start < f.match.end {
@@ -59,6 +59,7 @@ func (sc *scan) addLocal(m *textmodel.Model, threshold float64) {
 			}
 		}
 		if !overlaps {
+			sc.redact = append(sc.redact, s)
 			sc.found = append(sc.found, found{rule: localRule, category: localCategory(v.raw[w.Start:w.End]), match: s})
 		}
 	}
