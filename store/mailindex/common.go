@@ -2,6 +2,7 @@ package mailindex
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -202,57 +203,40 @@ func distinctMails(ctx context.Context, x *Index, ids []int64) int {
 	return len(seen)
 }
 
-func idList(ids []int64) (string, []any) {
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	return strings.Repeat("?,", len(ids)-1) + "?", args
-}
-
 // chunkMails maps chunk IDs to their mails.
 func (x *Index) chunkMails(ctx context.Context, ids []int64) (map[int64]string, error) {
-	out := map[int64]string{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	ph, args := idList(ids)
-	rows, err := x.db.QueryContext(ctx, `SELECT id, mail_id FROM chunks WHERE id IN (`+ph+`)`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("mailindex: search words: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var mail string
-		if err := rows.Scan(&id, &mail); err != nil {
-			return nil, fmt.Errorf("mailindex: search words: %w", err)
-		}
-		out[id] = mail
-	}
-	return out, rows.Err()
+	return x.chunkColumn(ctx, `SELECT id, mail_id FROM chunks WHERE id IN (SELECT value FROM json_each(?))`, ids)
 }
 
 // chunkTextsIn reads the texts of chunks in one query from the FTS5
 // content table.
 func (x *Index) chunkTextsIn(ctx context.Context, ids []int64) (map[int64]string, error) {
+	return x.chunkColumn(ctx, `SELECT id, c0 FROM chunks_fts_content WHERE id IN (SELECT value FROM json_each(?))`, ids)
+}
+
+// chunkColumn runs q, which selects a chunk ID and a text for the chunk
+// IDs of its JSON list parameter, and maps one to the other.
+func (x *Index) chunkColumn(ctx context.Context, q string, ids []int64) (map[int64]string, error) {
 	out := map[int64]string{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	ph, args := idList(ids)
-	rows, err := x.db.QueryContext(ctx, `SELECT id, c0 FROM chunks_fts_content WHERE id IN (`+ph+`)`, args...)
+	list, err := json.Marshal(ids)
 	if err != nil {
-		return nil, fmt.Errorf("mailindex: chunk text: %w", err)
+		return nil, err
+	}
+	rows, err := x.db.QueryContext(ctx, q, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("mailindex: read chunks: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id int64
-		var t string
-		if err := rows.Scan(&id, &t); err != nil {
-			return nil, fmt.Errorf("mailindex: chunk text: %w", err)
+		var v string
+		if err := rows.Scan(&id, &v); err != nil {
+			return nil, fmt.Errorf("mailindex: read chunks: %w", err)
 		}
-		out[id] = t
+		out[id] = v
 	}
 	return out, rows.Err()
 }

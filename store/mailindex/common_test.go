@@ -101,18 +101,27 @@ func dbPath(t *testing.T, x *Index) string {
 
 // The Go scorer computes FTS5's bm25 exactly, so every path ranks alike.
 func TestWordScorerEqualsFTS5(t *testing.T) {
-	x := commonIndex(t)
+	scorerEqualsFTS5(t, commonIndex(t), "v0", "v1 v2", "v7 v90 v200", "V3 v150")
+}
+
+// scorerEqualsFTS5 checks the Go score of every chunk matching each query
+// against FTS5's bm25.
+func scorerEqualsFTS5(t *testing.T, x *Index, queries ...string) {
+	t.Helper()
 	ctx := context.Background()
 	st, err := x.termStats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"v0", "v1 v2", "v7 v90 v200", "V3 v150"} {
+	for _, q := range queries {
 		sc, err := x.newScorer(ctx, st, queryWords(q))
 		if err != nil {
 			t.Fatal(err)
 		}
 		want := ftsScores(t, x, q)
+		if len(want) == 0 {
+			t.Fatalf("%q matches nothing", q)
+		}
 		ids := make([]int64, 0, len(want))
 		for id := range want {
 			ids = append(ids, id)

@@ -516,21 +516,10 @@ func Fuse(lists ...[]Hit) []Hit {
 	return hits
 }
 
-// ChunkTexts returns the text of chunks by ID.
+// ChunkTexts returns the text of chunks by ID; IDs of chunks that are
+// gone are left out.
 func (x *Index) ChunkTexts(ctx context.Context, ids []int64) (map[int64]string, error) {
-	out := map[int64]string{}
-	for _, id := range ids {
-		var t string
-		err := x.db.QueryRowContext(ctx, `SELECT text FROM chunks_fts WHERE rowid = ?`, id).Scan(&t)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("mailindex: chunk text: %w", err)
-		}
-		out[id] = t
-	}
-	return out, nil
+	return x.chunkTextsIn(ctx, ids)
 }
 
 // PendingChunks returns up to limit chunks of a mailbox with an ID above

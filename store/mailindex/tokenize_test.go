@@ -3,7 +3,6 @@ package mailindex
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -103,30 +102,7 @@ func TestSearchCJKWords(t *testing.T) {
 		}
 	}
 	// The Go scorer agrees with FTS5's bm25 on CJK text too.
-	st, err := x.termStats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{"会議", "회의", "cafe"} {
-		sc, err := x.newScorer(ctx, st, queryWords(q))
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := ftsScores(t, x, q)
-		ids := make([]int64, 0, len(want))
-		for id := range want {
-			ids = append(ids, id)
-		}
-		texts, err := x.chunkTextsIn(ctx, ids)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for id, w := range want {
-			if got := sc.score(texts[id]); math.Abs(got-w) > 1e-9*math.Max(1, w) {
-				t.Errorf("%q chunk %d: Go score %v, FTS5 %v", q, id, got, w)
-			}
-		}
-	}
+	scorerEqualsFTS5(t, x, "会議", "회의", "cafe")
 	var def string
 	if err := x.db.QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'`).Scan(&def); err != nil || !strings.Contains(def, tokenizerName) {
 		t.Fatalf("chunks_fts is %q (%v), want the %s tokenizer", def, err, tokenizerName)
