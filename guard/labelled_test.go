@@ -354,18 +354,19 @@ func labelledSet(t testing.TB) []labelled {
 
 // The goal is recall of at least 95% at no more than 1% false positives.
 // The filter does not reach it on this set. The rules miss most paraphrased
-// attacks (held-out blocks 3 to 6); the local classifier catches about half
-// of those, but it also flags ordinary texts the rules leave alone (design
-// documents about bots, articles about injections, an error page). Measured
-// with the classifier: 504 of 610 attacks caught (82.6%), 8 of 306 benign
-// texts flagged (2.61%); the rules alone: 417 of 610 (68.4%) and 2 of 306.
-// The test holds these figures as a regression floor and ceiling. See the
-// logged numbers and testdata/README.md.
+// attacks (held-out blocks 3 to 7); the local classifier, at the operating
+// point derived from the per-text requirement (textmodel.TextTargetFP),
+// catches some of those and flags one ordinary text the rules leave alone
+// (a chatbot design document). Measured once, with held-out block 7: 523
+// of 684 attacks caught (76.5%), 4 of 316 benign texts flagged (1.27%);
+// the rules alone: 443 of 684 (64.8%) and 3 of 316. The test holds these
+// figures as a regression floor and ceiling. See the logged numbers and
+// testdata/README.md.
 const (
 	goalRecall  = 0.95
 	goalFP      = 0.01
-	floorRecall = 0.826
-	ceilFP      = 0.0262
+	floorRecall = 0.764
+	ceilFP      = 0.0127
 )
 
 // tally counts caught texts.

@@ -31,8 +31,8 @@ func TestLocalModelReproducible(t *testing.T) {
 	}
 	t.Logf("%d attack and %d benign training passages; threshold %.4f chosen by cross-validation: %.2f%% of %d held-out benign windows over it, %.1f%% of held-out attack passages caught",
 		rep.Attacks, rep.Benign, rep.Threshold, 100*rep.CVWindowFP, rep.BenignWindows, 100*rep.CVRecall)
-	if rep.CVWindowFP > textmodel.TargetFP {
-		t.Errorf("cross-validated false positives %.4f exceed the target %.4f", rep.CVWindowFP, textmodel.TargetFP)
+	if rep.CVWindowFP > rep.WindowTargetFP {
+		t.Errorf("cross-validated false positives %.4f exceed the target %.4f", rep.CVWindowFP, rep.WindowTargetFP)
 	}
 }
 

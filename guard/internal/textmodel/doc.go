@@ -20,8 +20,11 @@
 // Train fits the model with stochastic gradient descent on the modified
 // Huber loss, classes weighted equally. It picks the threshold by 5-fold
 // cross-validation on the training data alone, repeated with three splits:
-// the lowest score that at most TargetFP of the held-out benign windows and
-// of the held-out benign passages reach. Then it fits the final model on all
+// the lowest score that at most a per-window target of the held-out benign
+// windows and at most PassageTargetFP of the held-out benign passages reach.
+// The per-window target p follows from the per-text requirement
+// TextTargetFP: with W the most windows of any benign training passage,
+// 1 − (1 − p)^W ≤ TextTargetFP, and p ≤ MaxWindowFP. Then it fits the final model on all
 // of the data. Given the same files it writes the same bytes on every
 // platform: the seed and the order are fixed, no transcendental functions
 // are used, and floating-point products are rounded explicitly so no

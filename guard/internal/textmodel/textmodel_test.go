@@ -229,3 +229,36 @@ func TestLinkPlaceholders(t *testing.T) {
 		t.Error("two mail addresses give different features")
 	}
 }
+
+// TestWindowTarget checks the per-window target derived from the per-text
+// requirement: the largest p (in millionths) with 1 − (1 − p)^W at most
+// TextTargetFP, and MaxWindowFP for short texts.
+func TestWindowTarget(t *testing.T) {
+	flagged := func(p float64, w int) float64 {
+		keep := 1.0
+		for i := 0; i < w; i++ {
+			keep *= 1 - p
+		}
+		return 1 - keep
+	}
+	for _, w := range []int{1, 5, 10, 11, 13, 50, 400} {
+		p := WindowTarget(w)
+		if p <= 0 || p > MaxWindowFP {
+			t.Errorf("W=%d: target %g outside (0, %g]", w, p, MaxWindowFP)
+		}
+		if f := flagged(p, w); f > TextTargetFP {
+			t.Errorf("W=%d: target %g flags %.5f of texts, over %g", w, p, f, TextTargetFP)
+		}
+		if p < MaxWindowFP {
+			if f := flagged(p+1e-6, w); f <= TextTargetFP {
+				t.Errorf("W=%d: target %g is not the largest; %g still flags only %.5f", w, p, p+1e-6, f)
+			}
+		}
+	}
+	if p := WindowTarget(13); p != 0.000772 {
+		t.Errorf("WindowTarget(13) = %g, want 0.000772", p)
+	}
+	if p := WindowTarget(2); p != MaxWindowFP {
+		t.Errorf("WindowTarget(2) = %g, want the cap %g", p, MaxWindowFP)
+	}
+}

@@ -159,11 +159,74 @@ func capitalize(s string) string {
 const (
 	seed      = 0x5eed
 	folds     = 5
-	repeats   = 3     // cross-validation runs, each with its own split
-	TargetFP  = 0.005 // the largest share of benign training windows over the threshold
+	repeats   = 3 // cross-validation runs, each with its own split
 	quantMax  = 32767
 	minWeight = 2 // quantized weights of smaller magnitude are dropped
 )
+
+// The operating point. The requirement is per text: at most TextTargetFP
+// of benign texts may have any finding. The filter scores every window of
+// a text, so a share p of benign windows over the threshold gives about
+// 1 − (1 − p)^W flagged texts for a text of W windows (treating the windows
+// as independent, which overstates it a little for overlapping pairs).
+// Train therefore derives the per-window target from the training data:
+// W is the largest number of windows the filter forms on any benign
+// training passage (windowsPerText), the longest benign text the training
+// data holds; the passages are excerpts, so a page the filter meets is at
+// least that long and W is a lower bound, not a typical page. The window
+// target is the largest p with 1 − (1 − p)^W ≤ TextTargetFP, and never more
+// than MaxWindowFP, so a training set of short passages cannot loosen it.
+// On the training data of this package the benign passages give a mean of
+// 2.28 windows, a median of 1, a 99th percentile of 9 and a maximum of 13:
+// W = 13, p = 0.000772 (MaxWindowFP does not bind). The passage-level check
+// of cross-validation stays: at most PassageTargetFP of the held-out benign
+// passages reach the threshold.
+const (
+	TextTargetFP    = 0.01
+	MaxWindowFP     = 0.001
+	PassageTargetFP = 0.005
+)
+
+// windowsPerText returns W: the most windows (of at least MinFeatures
+// features, as the filter scores them) of any benign passage.
+func windowsPerText(benign []Passage) int {
+	m := &Model{Weights: make([]int16, 1<<Bits), Scale: 1}
+	w := 1
+	for _, p := range benign {
+		n := 0
+		m.Windows([]byte(p.Text), func(Window, bool) { n++ })
+		w = max(w, n)
+	}
+	return w
+}
+
+// WindowTarget returns the largest share p of benign windows, to a
+// millionth, for which a text of w windows is flagged with probability
+// 1 − (1 − p)^w of at most TextTargetFP, capped at MaxWindowFP. The power is
+// taken by repeated, explicitly rounded multiplication, so the result is
+// the same on every platform.
+func WindowTarget(w int) float64 {
+	flagged := func(p float64) float64 {
+		keep := 1.0
+		for i := 0; i < w; i++ {
+			keep = float64(keep * float64(1-p))
+		}
+		return 1 - keep
+	}
+	lo, hi := 0, int(MaxWindowFP*1e6) // in millionths
+	if flagged(float64(hi)/1e6) <= TextTargetFP {
+		return float64(hi) / 1e6
+	}
+	for lo+1 < hi { // flagged(lo) <= target < flagged(hi)
+		mid := (lo + hi) / 2
+		if flagged(float64(mid)/1e6) <= TextTargetFP {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return float64(lo) / 1e6
+}
 
 var (
 	epochs = 8
@@ -175,9 +238,11 @@ var (
 
 // Report describes a training run.
 type Report struct {
-	Attacks, Benign   int // passages
-	Examples          int // training windows
-	BenignWindows     int // held-out benign windows scored in cross-validation
+	Attacks, Benign   int     // passages
+	Examples          int     // training windows
+	BenignWindows     int     // held-out benign windows scored in cross-validation
+	WindowsPerText    int     // W: the most windows of a benign training passage
+	WindowTargetFP    float64 // the per-window target derived from W (WindowTarget)
 	Threshold         float64
 	CVWindowFP        float64 // share of held-out benign windows at or over the threshold
 	CVPassageFP       float64 // share of held-out benign passages with a window over it
@@ -360,9 +425,9 @@ func fit(ex []example) *Model {
 }
 
 // cutoff returns the lowest threshold, rounded up to a millionth, that at
-// most TargetFP of n scores (given in descending order) reach.
-func cutoff(score func(int) float64, n int) float64 {
-	k := int(TargetFP * float64(n)) // scores allowed to reach it
+// most the share target of n scores (given in descending order) reach.
+func cutoff(score func(int) float64, n int, target float64) float64 {
+	k := int(float64(target * float64(n))) // scores allowed to reach it
 	if k >= n {
 		return math.Inf(-1)
 	}
@@ -381,8 +446,10 @@ func cmpDesc(a, b float64) int {
 
 // Train derives a model from the training data. It picks the threshold by
 // cross-validation, repeated with different splits: the lowest score that
-// at most TargetFP of the held-out benign windows and at most TargetFP of
-// the held-out benign passages reach. Then it trains on all of the data.
+// at most WindowTarget(W) of the held-out benign windows and at most
+// PassageTargetFP of the held-out benign passages reach, W being the most
+// windows of a benign training passage (see TextTargetFP). Then it trains
+// on all of the data.
 func Train(d Data) (*Model, Report) {
 	rep := Report{Attacks: len(d.Attacks), Benign: len(d.Benign), categoryN: map[string]int{}, catHit: map[string]int{}}
 	fold := func(n int, salt uint64) []int {
@@ -498,10 +565,13 @@ func Train(d Data) (*Model, Report) {
 	sort.SliceStable(benignWin, func(i, j int) bool { return benignWin[i].score > benignWin[j].score })
 	passages := slices.Clone(benignMax)
 	slices.SortFunc(passages, func(a, b float64) int { return cmpDesc(a, b) })
-	// The threshold lets at most TargetFP of the held-out benign windows and
-	// at most TargetFP of the held-out benign passages reach it.
-	th := max(cutoff(func(i int) float64 { return benignWin[i].score }, len(benignWin)),
-		cutoff(func(i int) float64 { return passages[i] }, len(passages)))
+	// The threshold lets at most the window target of the held-out benign
+	// windows and at most PassageTargetFP of the held-out benign passages
+	// reach it.
+	rep.WindowsPerText = windowsPerText(d.Benign)
+	rep.WindowTargetFP = WindowTarget(rep.WindowsPerText)
+	th := max(cutoff(func(i int) float64 { return benignWin[i].score }, len(benignWin), rep.WindowTargetFP),
+		cutoff(func(i int) float64 { return passages[i] }, len(passages), PassageTargetFP))
 	rep.Threshold = th
 	for _, w := range benignWin[:min(12, len(benignWin))] {
 		rep.TopBenign = append(rep.TopBenign, fmt.Sprintf("%.3f %s", w.score, w.src))

@@ -29,6 +29,8 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("%d attack and %d benign passages, %d training windows, %d weights\n", rep.Attacks, rep.Benign, rep.Examples, rep.Weights)
+	fmt.Printf("windows per text W = %d (most windows of a benign passage); per-window target %.6f for at most %.0f%% of texts flagged\n",
+		rep.WindowsPerText, rep.WindowTargetFP, 100*textmodel.TextTargetFP)
 	fmt.Printf("cross-validation (%d folds, 3 splits): threshold %.4f; held-out benign windows over it %.2f%% of %d, benign passages %.2f%%; attack passages caught %.1f%%\n",
 		5, rep.Threshold, 100*rep.CVWindowFP, rep.BenignWindows, 100*rep.CVPassageFP, 100*rep.CVRecall)
 	cats := make([]string, 0, len(rep.CategoryRecall))
