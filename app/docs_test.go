@@ -186,6 +186,11 @@ CONFIG["SETTINGS"] = {}
 		"DataSourceSecuritySettings.TrustedProviderIds": `provider IDs trusted for data-source security; does not raise confidence (list of strings). Default empty.|{ "company-llm" }`,
 		"DataMailboxes.AllowedServers":                  `IMAP hosts mailboxes may use (list of strings); an empty list allows none. Default: any host.|{ "imap.example.org" }`,
 		"DataMailboxes.MinimumOutboundDataRestriction":  `tightens every mailbox whose own restriction is less strict. Default: none.|"ONLY_LINKS_FROM_CHAT"`,
+		"DataPromptInjection.ClassifierUrl":             `an http(s) address of an external prompt-injection classifier the organization hosts; every filtered batch is POSTed there as {"texts": [...]} (see the guard package). Unreachable, it is skipped with a warning. Default: none.|"https://classifier.example.org/v1/classify"`,
+		"DataPromptInjection.ClassifierApiKey":          `sent as "Authorization: Bearer <key>" to the classifier (string, ENC:v1 encrypted). Default: none.|"ENC:v1:..."`,
+		"DataPromptInjection.ClassifierThreshold":       `the classifier score from which a text counts as an injection (string, a number above 0 and at most 1). Default "0.5".|"0.5"`,
+		"DataPromptInjection.ClassifierTimeoutSeconds":  `how long one classifier request may take (string, whole seconds from 1 to 120). Default "10".|"10"`,
+		"DataPromptInjection.UseLocalClassifier":        `run Steward's built-in local classifier after the rules (boolean). Default true.|true`,
 	}
 	keys := config.AppSettingKeys()
 	for _, k := range keys {

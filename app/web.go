@@ -3,7 +3,11 @@ package app
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/stewardhq/steward/guard"
 	"github.com/stewardhq/steward/tools/webcontent"
@@ -28,11 +32,13 @@ func (a *App) web() *webParts {
 			o.Logger = a.Logger
 		}
 		w.service = web.NewService(o)
-		w.filter = guard.New(guard.Options{Logger: a.Logger, Reporter: guard.ReporterFunc(func(r guard.Report) {
-			w.mu.Lock()
-			w.reports = append(w.reports, r)
-			w.mu.Unlock()
-		})})
+		classifier, noLocal := a.filterOptions()
+		w.filter = guard.New(guard.Options{Logger: a.Logger, Classifier: classifier, NoLocalClassifier: noLocal,
+			Reporter: guard.ReporterFunc(func(r guard.Report) {
+				w.mu.Lock()
+				w.reports = append(w.reports, r)
+				w.mu.Unlock()
+			})})
 	})
 	return &a.webOnce
 }
@@ -69,4 +75,42 @@ func (a *App) ReadUserPage(ctx context.Context, rawURL string, maxChars int) (we
 	end := a.Filter().BeginAction()
 	defer end()
 	return webcontent.Prepare(ctx, a.Filter(), p, maxChars), p, nil
+}
+
+// filterOptions reads the organization's settings of the prompt-injection
+// filter: an external classifier (nil when none is set) and whether the
+// built-in local classifier is off. The plugin loader validated the values.
+func (a *App) filterOptions() (*guard.ClassifierOptions, bool) {
+	if a.Org == nil {
+		return nil, false
+	}
+	str := func(key string) string {
+		if m, ok := a.Org.Settings[key]; ok {
+			if s, ok := m.Value.(string); ok {
+				return strings.TrimSpace(s)
+			}
+		}
+		return ""
+	}
+	noLocal := false
+	if m, ok := a.Org.Settings["DataPromptInjection.UseLocalClassifier"]; ok {
+		if b, ok := m.Value.(bool); ok {
+			noLocal = !b
+		}
+	}
+	u := str("DataPromptInjection.ClassifierUrl")
+	if u == "" {
+		return nil, noLocal
+	}
+	o := &guard.ClassifierOptions{URL: u}
+	if f, err := strconv.ParseFloat(str("DataPromptInjection.ClassifierThreshold"), 64); err == nil {
+		o.Threshold = f
+	}
+	if n, err := strconv.Atoi(str("DataPromptInjection.ClassifierTimeoutSeconds")); err == nil {
+		o.Timeout = time.Duration(n) * time.Second
+	}
+	if key := str("DataPromptInjection.ClassifierApiKey"); key != "" {
+		o.Header = http.Header{"Authorization": {"Bearer " + key}}
+	}
+	return o, noLocal
 }

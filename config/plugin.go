@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/stewardhq/steward/policy"
@@ -125,6 +127,12 @@ var appSettings = map[string]string{
 	"DataSourceSecuritySettings.TrustedProviderIds": "list",
 	"DataMailboxes.AllowedServers":                  "list",
 	"DataMailboxes.MinimumOutboundDataRestriction":  "string",
+	// The prompt-injection filter's external classifier (see guard).
+	"DataPromptInjection.ClassifierUrl":            "string",
+	"DataPromptInjection.ClassifierApiKey":         "string",
+	"DataPromptInjection.ClassifierThreshold":      "string",
+	"DataPromptInjection.ClassifierTimeoutSeconds": "string",
+	"DataPromptInjection.UseLocalClassifier":       "bool",
 }
 
 // AppSettingKeys lists the application settings a plugin may manage.
@@ -346,6 +354,12 @@ func LoadPlugin(ctx context.Context, path string, org bool, opts Options) (*Plug
 				probs = append(probs, Problem{File: path, Line: line, Message: msg})
 				continue
 			}
+			if k == "DataPromptInjection.ClassifierApiKey" {
+				// A secret: only accepted encrypted, kept decrypted.
+				if v = decrypt(k, v.(string)); v == "" {
+					continue
+				}
+			}
 		} else {
 			toolID, field, ok := strings.Cut(k, ".")
 			if !ok || toolID == "" || field == "" || strings.HasPrefix(toolID, "Data") {
@@ -407,6 +421,21 @@ func checkAppValue(key string, v any) string {
 	case "DataMailboxes.MinimumOutboundDataRestriction":
 		if _, err := policy.ParseRestriction(v.(string)); err != nil {
 			return key + ": " + err.Error()
+		}
+	case "DataPromptInjection.ClassifierUrl":
+		u, err := url.Parse(v.(string))
+		if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.User != nil {
+			return fmt.Sprintf("%s must be an http or https address such as \"https://classifier.example.org/v1/classify\", without a user name, but is %q", key, v)
+		}
+	case "DataPromptInjection.ClassifierThreshold":
+		f, err := strconv.ParseFloat(strings.TrimSpace(v.(string)), 64)
+		if err != nil || f <= 0 || f > 1 {
+			return fmt.Sprintf("%s must be a number above 0 and at most 1 such as \"0.5\", but is %q", key, v)
+		}
+	case "DataPromptInjection.ClassifierTimeoutSeconds":
+		n, err := strconv.Atoi(strings.TrimSpace(v.(string)))
+		if err != nil || n < 1 || n > 120 {
+			return fmt.Sprintf("%s must be a whole number of seconds from 1 to 120 such as \"10\", but is %q", key, v)
 		}
 	case "DataConfidence.CustomConfidenceScheme", "DataTools.MinimumProviderConfidenceByToolId":
 		m, _ := v.(map[string]any)

@@ -81,6 +81,21 @@ CONFIG["SETTINGS"] = {}
 -- DataMailboxes.MinimumOutboundDataRestriction: tightens every mailbox whose own restriction is less strict. Default: none.
 -- CONFIG["SETTINGS"]["DataMailboxes.MinimumOutboundDataRestriction"] = "ONLY_LINKS_FROM_CHAT"
 
+-- DataPromptInjection.ClassifierApiKey: sent as "Authorization: Bearer <key>" to the classifier (string, ENC:v1 encrypted). Default: none.
+-- CONFIG["SETTINGS"]["DataPromptInjection.ClassifierApiKey"] = "ENC:v1:..."
+
+-- DataPromptInjection.ClassifierThreshold: the classifier score from which a text counts as an injection (string, a number above 0 and at most 1). Default "0.5".
+-- CONFIG["SETTINGS"]["DataPromptInjection.ClassifierThreshold"] = "0.5"
+
+-- DataPromptInjection.ClassifierTimeoutSeconds: how long one classifier request may take (string, whole seconds from 1 to 120). Default "10".
+-- CONFIG["SETTINGS"]["DataPromptInjection.ClassifierTimeoutSeconds"] = "10"
+
+-- DataPromptInjection.ClassifierUrl: an http(s) address of an external prompt-injection classifier the organization hosts; every filtered batch is POSTed there as {"texts": [...]} (see the guard package). Unreachable, it is skipped with a warning. Default: none.
+-- CONFIG["SETTINGS"]["DataPromptInjection.ClassifierUrl"] = "https://classifier.example.org/v1/classify"
+
+-- DataPromptInjection.UseLocalClassifier: run Steward's built-in local classifier after the rules (boolean). Default true.
+-- CONFIG["SETTINGS"]["DataPromptInjection.UseLocalClassifier"] = true
+
 -- DataSourceSecuritySettings.TrustedProviderIds: provider IDs trusted for data-source security; does not raise confidence (list of strings). Default empty.
 -- CONFIG["SETTINGS"]["DataSourceSecuritySettings.TrustedProviderIds"] = { "company-llm" }
 
