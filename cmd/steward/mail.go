@@ -288,6 +288,16 @@ func newMailStatusCmd(e env) *cobra.Command {
 				}
 				fmt.Fprintf(e.stdout, "%s (%s): %d mails, %d chunks, %d embedded; search by %s\n", st.Config.Name, st.Config.ID, st.Stats.Mails, st.Stats.Chunks, st.Stats.Embedded, search)
 				cov := st.Coverage
+				if cov.IndexesAllMails {
+					fmt.Fprintln(e.stdout, "  indexes every mail")
+				} else if !cov.IndexedSince.IsZero() {
+					age := ""
+					if st.Config.MaxAgeDays > 0 {
+						age = fmt.Sprintf(" (max age %d days)", st.Config.MaxAgeDays)
+					}
+					fmt.Fprintf(e.stdout, "  indexes the mails delivered since %s%s, older ones only when flagged or drafts\n",
+						cov.IndexedSince.UTC().Format(time.DateOnly), age)
+				}
 				switch {
 				case cov.Unknown:
 					fmt.Fprintln(e.stdout, "  never synced")

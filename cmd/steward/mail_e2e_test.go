@@ -77,7 +77,7 @@ func TestMailOutboundRestrictionEndToEnd(t *testing.T) {
 	if r = steward(t, home, "", env, "mail", "count", "--json", "--group-by", "sender"); !strings.Contains(r.stdout, "sales@supplier.example") {
 		t.Fatalf("mail count --json: %d %s %s", r.code, r.stdout, r.stderr)
 	}
-	if r = steward(t, home, "", env, "mail", "status"); !strings.Contains(r.stdout, "INBOX") || !strings.Contains(r.stdout, "words only") {
+	if r = steward(t, home, "", env, "mail", "status"); !strings.Contains(r.stdout, "INBOX") || !strings.Contains(r.stdout, "words only") || !strings.Contains(r.stdout, "indexes every mail") {
 		t.Fatalf("mail status: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 

@@ -83,4 +83,8 @@ func TestMailAddMaxAgeDays(t *testing.T) {
 	if box["mail_count"] != 1.0 || box["indexes_all_mails"] != false || box["indexed_since"] != wantSince {
 		t.Errorf("count: %v, want 1 mail indexed since %s", box, wantSince)
 	}
+	if r := steward(t, home, "", nil, "mail", "status"); r.code != 0 ||
+		!strings.Contains(r.stdout, "indexes the mails delivered since "+wantSince+" (max age 30 days)") {
+		t.Errorf("mail status: %d %s %s", r.code, r.stdout, r.stderr)
+	}
 }

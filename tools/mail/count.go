@@ -127,6 +127,7 @@ func (c *Count) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecCo
 		}
 		box.Issues = append(box.Issues, coverageIssues(res.Coverage, loc)...)
 		box.IndexesAllMails, box.IndexedSince = coverageScope(res.Coverage)
+		box.Issues = append(box.Issues, scopeIssues(res.Coverage, cond.filter, "counted")...)
 		if !res.Coverage.LastCompleteSync.IsZero() {
 			box.LastCompleteSync = res.Coverage.LastCompleteSync.In(loc).Format(TimeLayout)
 		}

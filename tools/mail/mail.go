@@ -305,6 +305,20 @@ func coverageIssues(cov mailbox.Coverage, loc *time.Location) []string {
 	return out
 }
 
+// scopeIssues says, when a mailbox indexes only mails since a day and the
+// conditions reach further back (or have no start), that older mails were
+// not looked at; verb is "searched" or "counted".
+func scopeIssues(cov mailbox.Coverage, f mailindex.Filter, verb string) []string {
+	if cov.IndexesAllMails || cov.IndexedSince.IsZero() {
+		return nil
+	}
+	if !f.After.IsZero() && !f.After.Before(cov.IndexedSince) {
+		return nil
+	}
+	return []string{"This mailbox indexes only the mails delivered since " + cov.IndexedSince.UTC().Format(time.DateOnly) +
+		" (older ones only when flagged or drafts): older mails were not " + verb + ", so do not conclude that none exist."}
+}
+
 func refreshIssues(r mailbox.Refresh, cov mailbox.Coverage, loc *time.Location) []string {
 	switch {
 	case r.SyncRequested:

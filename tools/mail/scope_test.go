@@ -2,6 +2,8 @@ package mail
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,6 +60,12 @@ func TestCoverageByAge(t *testing.T) {
 			if _, ok := m["indexed_since"]; ok && w.all {
 				t.Errorf("%s %s: indexed_since given with indexes_all_mails", tool, m["id"])
 			}
+			// Without a start date the conditions reach before the
+			// window: the result says older mails were not looked at.
+			issues := fmt.Sprint(m["issues"])
+			if said := strings.Contains(issues, "indexes only the mails delivered since "+w.since); said == w.all {
+				t.Errorf("%s %s: issues %s", tool, m["id"], issues)
+			}
 		}
 	}
 	res, err := exec(t, NewSearch(e.opts), policy.High, `{}`)
@@ -70,4 +78,17 @@ func TestCoverageByAge(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("count_mails", decode(t, res)["mailboxes"].([]any))
+	// Conditions starting inside a window need no such word; widened
+	// (since 2026-03-24) still gets it.
+	res, err = exec(t, NewCount(e.opts), policy.High, `{"after": "2026-03-23"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range decode(t, res)["mailboxes"].([]any) {
+		m := b.(map[string]any)
+		issues := fmt.Sprint(m["issues"])
+		if said := strings.Contains(issues, "indexes only the mails"); said != (m["id"] == "widened") {
+			t.Errorf("after 2026-03-23, %s: issues %s", m["id"], issues)
+		}
+	}
 }

@@ -166,6 +166,7 @@ func (s *Search) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecC
 		all = append(all, f)
 		box.Issues = append(box.Issues, coverageIssues(res.Coverage, loc)...)
 		box.IndexesAllMails, box.IndexedSince = coverageScope(res.Coverage)
+		box.Issues = append(box.Issues, scopeIssues(res.Coverage, cond.filter, "searched")...)
 		if !res.Coverage.LastCompleteSync.IsZero() {
 			box.LastCompleteSync = res.Coverage.LastCompleteSync.In(loc).Format(TimeLayout)
 		}
