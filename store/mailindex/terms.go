@@ -82,9 +82,10 @@ func (x *Index) termStats(ctx context.Context) (*termStats, error) {
 	x.stats.mu.Lock()
 	defer x.stats.mu.Unlock()
 	if s := x.stats.s; s != nil && !s.stale(maxChunk) {
+		// Kept unless another process stored newer counts since.
 		var at int64
 		err := x.db.QueryRowContext(ctx, `SELECT max_chunk FROM term_stats_meta WHERE id = 1`).Scan(&at)
-		if err == nil && at == s.maxChunk {
+		if err != nil || at <= s.maxChunk {
 			return s, nil
 		}
 	}
@@ -142,7 +143,14 @@ func (x *Index) loadStats(ctx context.Context) (*termStats, error) {
 // 100,000 chunks) and stores the common words.
 func (x *Index) countStats(ctx context.Context) (*termStats, error) {
 	s := &termStats{docs: map[string]int64{}}
-	err := x.withTx(ctx, func(tx *sql.Tx) error {
+	// Counted in a read transaction (one snapshot, no write lock held
+	// while the vocabulary is read), stored in a short write one.
+	tx, err := x.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("mailindex: count word statistics: %w", err)
+	}
+	err = func() error {
+		defer tx.Rollback()
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(id), 0) FROM chunks`).Scan(&s.chunks, &s.maxChunk); err != nil {
 			return err
 		}
@@ -151,11 +159,11 @@ func (x *Index) countStats(ctx context.Context) (*termStats, error) {
 		if err != nil {
 			return err
 		}
+		defer rows.Close()
 		for rows.Next() {
 			var t string
 			var doc, cnt int64
 			if err := rows.Scan(&t, &doc, &cnt); err != nil {
-				rows.Close()
 				return err
 			}
 			if !cjkPair(t) {
@@ -167,10 +175,14 @@ func (x *Index) countStats(ctx context.Context) (*termStats, error) {
 				s.docs[t] = doc
 			}
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
+		return rows.Err()
+	}()
+	if err != nil {
+		return nil, fmt.Errorf("mailindex: count word statistics: %w", err)
+	}
+	// Storing only saves the next process the counting: an index this
+	// process cannot write is still searched with the counts.
+	_ = x.withTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM term_stats`); err != nil {
 			return err
 		}
@@ -179,13 +191,10 @@ func (x *Index) countStats(ctx context.Context) (*termStats, error) {
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO term_stats_meta(id, chunks, tokens, max_chunk, cut) VALUES(1, ?, ?, ?, ?)`,
+		_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO term_stats_meta(id, chunks, tokens, max_chunk, cut) VALUES(1, ?, ?, ?, ?)`,
 			s.chunks, s.tokens, s.maxChunk, s.cut)
 		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("mailindex: count word statistics: %w", err)
-	}
 	return s, nil
 }
 
