@@ -2,9 +2,12 @@ package mailindex
 
 import (
 	"context"
+	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -37,29 +40,64 @@ func (x *Index) vectorSet(ctx context.Context, mailboxID, model string, dim int)
 	if s, ok := x.vectors.sets[key]; ok && s.gen == gen && gen%2 == 0 {
 		return s, nil
 	}
-	rows, err := x.db.QueryContext(ctx, `SELECT e.chunk_id, c.mail_id, e.vector FROM embeddings e JOIN chunks c ON c.id = e.chunk_id
-		JOIN mails m ON m.id = c.mail_id WHERE m.mailbox_id = ? AND e.model = ? AND e.dim = ? ORDER BY e.chunk_id`, mailboxID, model, dim)
+	// The mailbox's mails, so each vector's chunk needs no mail lookup.
+	inBox := map[string]bool{}
+	mrows, err := x.db.QueryContext(ctx, `SELECT id FROM mails WHERE mailbox_id = ?`, mailboxID)
+	if err != nil {
+		return nil, fmt.Errorf("mailindex: load vectors: %w", err)
+	}
+	for mrows.Next() {
+		var id string
+		if err := mrows.Scan(&id); err != nil {
+			mrows.Close()
+			return nil, fmt.Errorf("mailindex: load vectors: %w", err)
+		}
+		inBox[id] = true
+	}
+	mrows.Close()
+	if err := mrows.Err(); err != nil {
+		return nil, fmt.Errorf("mailindex: load vectors: %w", err)
+	}
+	// CROSS JOIN reads the vectors in their table's order, which is the
+	// order wanted: sorting 100,000 rows of blobs instead cost ten times
+	// the reading.
+	rows, err := x.db.QueryContext(ctx, `SELECT e.chunk_id, c.mail_id, e.vector FROM embeddings e CROSS JOIN chunks c ON c.id = e.chunk_id
+		WHERE e.model = ? AND e.dim = ? ORDER BY e.chunk_id`, model, dim)
 	if err != nil {
 		return nil, fmt.Errorf("mailindex: load vectors: %w", err)
 	}
 	defer rows.Close()
 	s := &vectorSet{gen: gen, dim: dim}
+	// The vectors are gathered in blocks and joined once at the end:
+	// growing one slice of 100 MB copied it again and again.
+	const block = 4096
+	var blocks [][]float32
 	for rows.Next() {
 		var id int64
 		var mail string
-		var blob []byte
+		// RawBytes: the blob is decoded in place, not copied first.
+		var blob sql.RawBytes
 		if err := rows.Scan(&id, &mail, &blob); err != nil {
 			return nil, fmt.Errorf("mailindex: load vectors: %w", err)
 		}
-		v := DecodeVector(blob)
-		if len(v) != dim {
+		if len(blob) != 4*dim || !inBox[mail] {
 			continue
+		}
+		if len(blocks) == 0 || len(blocks[len(blocks)-1]) == block*dim {
+			blocks = append(blocks, make([]float32, 0, block*dim))
+		}
+		last := &blocks[len(blocks)-1]
+		at := len(*last)
+		*last = (*last)[:at+dim]
+		v := (*last)[at:]
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(blob[4*i:]))
 		}
 		normalize(v)
 		s.chunks = append(s.chunks, id)
 		s.mails = append(s.mails, mail)
-		s.data = append(s.data, v...)
 	}
+	s.data = slices.Concat(blocks...)
 	ordOf := map[string]int32{}
 	s.ord = make([]int32, len(s.mails))
 	for i, m := range s.mails {
