@@ -177,23 +177,17 @@ func (x *Index) searchWordsExact(ctx context.Context, mailboxID string, f Filter
 		if err != nil {
 			return nil, err
 		}
-		if docs <= int64(x.fewMatches) {
-			// Few matches and a filter an index answers with few mails:
-			// rank only the chunks of those mails.
-			few, err := x.fewMails(ctx, mailboxID, f, fewScored)
-			if err != nil {
+		// When the words are common, ranking the whole table is costly;
+		// a selective filter leaves few chunks: rank only those. With few
+		// matches that pays too when an index says the filter's mails are
+		// few.
+		inFew := docs >= int64(x.commonDocs)
+		if !inFew && docs <= int64(x.fewMatches) {
+			if inFew, err = x.fewMails(ctx, mailboxID, f, fewScored); err != nil {
 				return nil, err
 			}
-			if few {
-				hits, ok, err := x.wordsInFew(ctx, mailboxID, f, mq, limit)
-				if err != nil || ok {
-					return hits, err
-				}
-			}
 		}
-		// When the words are common, ranking the whole table is costly;
-		// a selective filter leaves few chunks: rank only those.
-		if docs >= int64(x.commonDocs) {
+		if inFew {
 			hits, ok, err := x.wordsInFew(ctx, mailboxID, f, mq, limit)
 			if err != nil || ok {
 				return hits, err
