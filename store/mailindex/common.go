@@ -73,7 +73,7 @@ func (x *Index) searchCommon(ctx context.Context, mailboxID string, f Filter, st
 		return nil, err
 	}
 	cands = append(cands, all...)
-	if distinctMails(ctx, x, cands) < limit && len(common) > 1 {
+	if x.distinctMails(ctx, cands) < limit && len(common) > 1 {
 		any, err := x.newestMatches(ctx, mailboxID, f, quoteWords(common, " OR "), n)
 		if err != nil {
 			return nil, err
@@ -191,7 +191,7 @@ func (x *Index) newestMatches(ctx context.Context, mailboxID string, f Filter, m
 
 // distinctMails counts the mails of chunk IDs (0 on error: the caller
 // then widens, which is always correct).
-func distinctMails(ctx context.Context, x *Index, ids []int64) int {
+func (x *Index) distinctMails(ctx context.Context, ids []int64) int {
 	m, err := x.chunkMails(ctx, ids)
 	if err != nil {
 		return 0
