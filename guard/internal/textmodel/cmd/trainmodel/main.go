@@ -48,5 +48,11 @@ func main() {
 		for _, s := range rep.CVFalsePositives {
 			fmt.Println("false positive:", s)
 		}
+		for _, s := range rep.TopBenign {
+			fmt.Println("top benign window:", s)
+		}
+		for _, s := range rep.RecallAt {
+			fmt.Println(s)
+		}
 	}
 }
