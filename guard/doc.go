@@ -59,11 +59,12 @@
 //
 // The filter is a signal for the user and the log, not a security
 // boundary. Known phrasing is caught; of new paraphrases, the rules catch
-// few and the local classifier between a third and three quarters, and
+// few and the local classifier between a third and four fifths, and
 // both flag some ordinary texts that talk about bots, assistants or
-// attacks: on the labelled set the filter catches 76% of the attack
-// placements and flags 1.3% of the benign texts, short of the goal of 95%
-// at 1% (see testdata/README.md for the measured figures).
+// attacks: on the labelled set the filter catches 80% of the attack
+// placements and flags 1.8% of the benign texts (most of those by the
+// rules), short of the goal of 95% at 1% (see testdata/README.md for the
+// measured figures).
 //
 // The package opens no connection except to the configured classifier and
 // never logs the content it filters. It does not strip private-use or

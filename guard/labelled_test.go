@@ -354,19 +354,20 @@ func labelledSet(t testing.TB) []labelled {
 
 // The goal is recall of at least 95% at no more than 1% false positives.
 // The filter does not reach it on this set. The rules miss most paraphrased
-// attacks (held-out blocks 3 to 7); the local classifier, at the operating
+// attacks (held-out blocks 3 to 8); the local classifier, at the operating
 // point derived from the per-text requirement (textmodel.TextTargetFP),
-// catches some of those and flags one ordinary text the rules leave alone
-// (a chatbot design document). Measured once, with held-out block 7: 523
-// of 684 attacks caught (76.5%), 4 of 316 benign texts flagged (1.27%);
-// the rules alone: 443 of 684 (64.8%) and 3 of 316. The test holds these
-// figures as a regression floor and ceiling. See the logged numbers and
-// testdata/README.md.
+// catches many of those and flags one ordinary text the rules leave alone
+// (a chatbot design document). Measured once, with held-out block 8 and the
+// classifier trained on the extended training data: 603 of 756 attacks
+// caught (79.8%), 6 of 325 benign texts flagged (1.85%, five of them by the
+// rules); the rules alone: 447 of 756 (59.1%) and 5 of 325. The test holds
+// these figures as a regression floor and ceiling. See the logged numbers
+// and testdata/README.md.
 const (
 	goalRecall  = 0.95
 	goalFP      = 0.01
-	floorRecall = 0.764
-	ceilFP      = 0.0127
+	floorRecall = 0.797
+	ceilFP      = 0.0185
 )
 
 // tally counts caught texts.
