@@ -73,8 +73,9 @@ func (a *admin) delete(folder string) {
 	}
 }
 
-// expunge deletes the mails with the given Message-IDs from a folder.
-func (a *admin) expunge(folder string, messageIDs ...string) {
+// selectUIDs selects a folder and returns the UIDs of the mails with the
+// given Message-IDs, failing the test when there are none.
+func (a *admin) selectUIDs(folder string, messageIDs ...string) imap.UIDSet {
 	a.t.Helper()
 	state := a.state(folder)
 	if _, err := a.c.Select(folder, nil).Wait(); err != nil {
@@ -91,6 +92,13 @@ func (a *admin) expunge(folder string, messageIDs ...string) {
 	if len(set) == 0 {
 		a.t.Fatalf("no mail %v in %s", messageIDs, folder)
 	}
+	return set
+}
+
+// expunge deletes the mails with the given Message-IDs from a folder.
+func (a *admin) expunge(folder string, messageIDs ...string) {
+	a.t.Helper()
+	set := a.selectUIDs(folder, messageIDs...)
 	if err := a.c.Store(set, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagDeleted}}, nil).Close(); err != nil {
 		a.t.Fatal(err)
 	}

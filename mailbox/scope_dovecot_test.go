@@ -36,21 +36,7 @@ func (a *admin) appendAt(folder string, raw []byte, at time.Time, flags ...imap.
 // given Message-IDs in a folder.
 func (a *admin) setFlags(folder string, add bool, flags []imap.Flag, messageIDs ...string) {
 	a.t.Helper()
-	state := a.state(folder)
-	if _, err := a.c.Select(folder, nil).Wait(); err != nil {
-		a.t.Fatal(err)
-	}
-	set := imap.UIDSet{}
-	for uid, m := range state {
-		for _, id := range messageIDs {
-			if m.messageID == id {
-				set.AddNum(imap.UID(uid))
-			}
-		}
-	}
-	if len(set) == 0 {
-		a.t.Fatalf("no mail %v in %s", messageIDs, folder)
-	}
+	set := a.selectUIDs(folder, messageIDs...)
 	op := imap.StoreFlagsAdd
 	if !add {
 		op = imap.StoreFlagsDel
@@ -252,6 +238,23 @@ type recorder struct {
 	sent, rx bytes.Buffer
 }
 
+// dial returns a loopback dial hook whose connections are recorded and,
+// with hideCondStore, also hide CONDSTORE from the client.
+func (r *recorder) dial(t *testing.T, hideCondStore bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	dial := loopbackDial(t)
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		rc := recordingConn{Conn: c, mu: &r.mu, sent: &r.sent, rx: &r.rx}
+		if hideCondStore {
+			return &hidingConn{Conn: rc}, nil
+		}
+		return rc, nil
+	}
+}
+
 // take returns the recorded lines (client's, server's) and starts anew.
 func (r *recorder) take() (sent, rx []string) {
 	r.mu.Lock()
@@ -291,14 +294,7 @@ func TestDovecotCondStoreFlagChanges(t *testing.T) {
 	cfg := testConfig(s, "anna")
 	rec := &recorder{}
 	ix := newTestIndexer(t, x, "pw-anna")
-	dial := loopbackDial(t)
-	ix.o.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return recordingConn{Conn: c, mu: &rec.mu, sent: &rec.sent, rx: &rec.rx}, nil
-	}
+	ix.o.DialContext = rec.dial(t, false)
 	ctx := context.Background()
 	syncReport := func() map[string]FolderReport {
 		t.Helper()
@@ -451,14 +447,7 @@ func TestDovecotWithoutCondStoreReadsEveryFlag(t *testing.T) {
 	cfg.Folders = []string{"INBOX"}
 	rec := &recorder{}
 	ix := newTestIndexer(t, x, "pw-anna")
-	dial := loopbackDial(t)
-	ix.o.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return &hidingConn{Conn: recordingConn{Conn: c, mu: &rec.mu, sent: &rec.sent, rx: &rec.rx}}, nil
-	}
+	ix.o.DialContext = rec.dial(t, true)
 	ctx := context.Background()
 	for round := range 2 {
 		if round == 1 {

@@ -147,33 +147,14 @@ func (x *Index) fewMails(ctx context.Context, mailboxID string, f Filter, n int)
 // most n (ok is false otherwise).
 func (x *Index) filterChunks(ctx context.Context, mailboxID string, f Filter, n int) ([]int64, bool, error) {
 	where, args := filterSQL(mailboxID, f)
-	rows, err := x.db.QueryContext(ctx, `SELECT c.id FROM mails m JOIN chunks c ON c.mail_id = m.id WHERE `+where+` LIMIT ?`,
-		append(args, n+1)...)
-	if err != nil {
-		return nil, false, fmt.Errorf("mailindex: search words: %w", err)
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, false, fmt.Errorf("mailindex: search words: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, false, fmt.Errorf("mailindex: search words: %w", err)
-	}
-	return ids, len(ids) <= n, nil
+	ids, err := x.chunkIDs(ctx, `SELECT c.id FROM mails m JOIN chunks c ON c.mail_id = m.id WHERE `+where+` LIMIT ?`, append(args, n+1)...)
+	return ids, len(ids) <= n, err
 }
 
-// newestMatches returns the IDs of the last-indexed n chunks matching the
-// FTS5 query mq whose mails meet f.
-func (x *Index) newestMatches(ctx context.Context, mailboxID string, f Filter, mq string, n int) ([]int64, error) {
-	where, args := filterSQLPerMail(mailboxID, f)
-	// CROSS JOIN keeps the FTS5 table outside, read from its last rowid.
-	rows, err := x.db.QueryContext(ctx, `SELECT t.rowid FROM chunks_fts t CROSS JOIN chunks c ON c.id = t.rowid CROSS JOIN mails m ON m.id = c.mail_id
-		WHERE chunks_fts MATCH ? AND `+where+` ORDER BY t.rowid DESC LIMIT ?`, append(append([]any{mq}, args...), n)...)
+// chunkIDs runs q, which selects one integer column, and returns its
+// values in order.
+func (x *Index) chunkIDs(ctx context.Context, q string, args ...any) ([]int64, error) {
+	rows, err := x.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("mailindex: search words: %w", err)
 	}
@@ -186,7 +167,19 @@ func (x *Index) newestMatches(ctx context.Context, mailboxID string, f Filter, m
 		}
 		ids = append(ids, id)
 	}
-	return ids, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("mailindex: search words: %w", err)
+	}
+	return ids, nil
+}
+
+// newestMatches returns the IDs of the last-indexed n chunks matching the
+// FTS5 query mq whose mails meet f.
+func (x *Index) newestMatches(ctx context.Context, mailboxID string, f Filter, mq string, n int) ([]int64, error) {
+	where, args := filterSQLPerMail(mailboxID, f)
+	// CROSS JOIN keeps the FTS5 table outside, read from its last rowid.
+	return x.chunkIDs(ctx, `SELECT t.rowid FROM chunks_fts t CROSS JOIN chunks c ON c.id = t.rowid CROSS JOIN mails m ON m.id = c.mail_id
+		WHERE chunks_fts MATCH ? AND `+where+` ORDER BY t.rowid DESC LIMIT ?`, append(append([]any{mq}, args...), n)...)
 }
 
 // distinctMails counts the mails of chunk IDs (0 on error: the caller

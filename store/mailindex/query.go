@@ -255,26 +255,11 @@ func (x *Index) wordDocs(ctx context.Context, query string) (int64, error) {
 // the statistics of the whole table, so the scores equal those of the
 // other paths; ties fall back to chunk order.
 func (x *Index) wordsInFew(ctx context.Context, mailboxID string, f Filter, mq string, limit int) ([]Hit, bool, error) {
-	where, args := filterSQL(mailboxID, f)
-	idRows, err := x.db.QueryContext(ctx, `SELECT c.id FROM mails m JOIN chunks c ON c.mail_id = m.id WHERE `+where+` LIMIT ?`,
-		append(args, x.fewChunks)...)
+	ids, few, err := x.filterChunks(ctx, mailboxID, f, x.fewChunks-1)
 	if err != nil {
-		return nil, false, fmt.Errorf("mailindex: search words: %w", err)
+		return nil, false, err
 	}
-	var ids []int64
-	for idRows.Next() {
-		var id int64
-		if err := idRows.Scan(&id); err != nil {
-			idRows.Close()
-			return nil, false, fmt.Errorf("mailindex: search words: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	idRows.Close()
-	if err := idRows.Err(); err != nil {
-		return nil, false, fmt.Errorf("mailindex: search words: %w", err)
-	}
-	if len(ids) >= x.fewChunks {
+	if !few {
 		return nil, false, nil
 	}
 	if len(ids) == 0 {

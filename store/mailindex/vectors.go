@@ -41,22 +41,9 @@ func (x *Index) vectorSet(ctx context.Context, mailboxID, model string, dim int)
 		return s, nil
 	}
 	// The mailbox's mails, so each vector's chunk needs no mail lookup.
-	inBox := map[string]bool{}
-	mrows, err := x.db.QueryContext(ctx, `SELECT id FROM mails WHERE mailbox_id = ?`, mailboxID)
+	inBox, err := x.idSet(ctx, "load vectors", `SELECT id FROM mails WHERE mailbox_id = ?`, mailboxID)
 	if err != nil {
-		return nil, fmt.Errorf("mailindex: load vectors: %w", err)
-	}
-	for mrows.Next() {
-		var id string
-		if err := mrows.Scan(&id); err != nil {
-			mrows.Close()
-			return nil, fmt.Errorf("mailindex: load vectors: %w", err)
-		}
-		inBox[id] = true
-	}
-	mrows.Close()
-	if err := mrows.Err(); err != nil {
-		return nil, fmt.Errorf("mailindex: load vectors: %w", err)
+		return nil, err
 	}
 	// CROSS JOIN reads the vectors in their table's order, which is the
 	// order wanted: sorting 100,000 rows of blobs instead cost ten times
@@ -148,20 +135,29 @@ func (f Filter) isZero() bool {
 // matchingMails returns the IDs of the mails meeting f.
 func (x *Index) matchingMails(ctx context.Context, mailboxID string, f Filter) (map[string]bool, error) {
 	where, args := filterSQL(mailboxID, f)
-	rows, err := x.db.QueryContext(ctx, `SELECT m.id FROM mails m WHERE `+where, args...)
+	return x.idSet(ctx, "filter mails", `SELECT m.id FROM mails m WHERE `+where, args...)
+}
+
+// idSet runs q, which selects one text column, and returns its values as
+// a set; what names the step in an error.
+func (x *Index) idSet(ctx context.Context, what, q string, args ...any) (map[string]bool, error) {
+	rows, err := x.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("mailindex: filter mails: %w", err)
+		return nil, fmt.Errorf("mailindex: %s: %w", what, err)
 	}
 	defer rows.Close()
 	out := map[string]bool{}
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("mailindex: filter mails: %w", err)
+			return nil, fmt.Errorf("mailindex: %s: %w", what, err)
 		}
 		out[id] = true
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("mailindex: %s: %w", what, err)
+	}
+	return out, nil
 }
 
 // SearchVector returns up to limit mails meeting f closest to vec by exact
@@ -283,23 +279,10 @@ func (x *Index) meeting(ctx context.Context, mailboxID string, f Filter, top []H
 			return nil, err
 		}
 		// CROSS JOIN keeps the listed mails as the outer loop.
-		rows, err := x.db.QueryContext(ctx, `SELECT m.id FROM json_each(?) j CROSS JOIN mails m ON m.id = j.value WHERE `+where,
+		ok, err := x.idSet(ctx, "filter mails", `SELECT m.id FROM json_each(?) j CROSS JOIN mails m ON m.id = j.value WHERE `+where,
 			append([]any{string(list)}, args...)...)
 		if err != nil {
-			return nil, fmt.Errorf("mailindex: filter mails: %w", err)
-		}
-		ok := map[string]bool{}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("mailindex: filter mails: %w", err)
-			}
-			ok[id] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("mailindex: filter mails: %w", err)
+			return nil, err
 		}
 		for _, h := range page {
 			if ok[h.MailID] && len(out) < limit {
