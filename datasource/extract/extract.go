@@ -147,7 +147,9 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-func permanent(reason string, err error) *Error { return &Error{Reason: reason, Permanent: true, Err: err} }
+func permanent(reason string, err error) *Error {
+	return &Error{Reason: reason, Permanent: true, Err: err}
+}
 
 // ErrUnsupported is wrapped by the error for a file of a format this
 // package does not read.

@@ -281,4 +281,3 @@ func (w *pdfWriter) stream(strm, res pdf.Value, depth int) {
 type nopEncoding struct{}
 
 func (nopEncoding) Decode(raw string) string { return raw }
-

@@ -130,4 +130,3 @@ type Status struct {
 	// Skipped lists the files that could not be indexed.
 	Skipped []Skipped
 }
-
