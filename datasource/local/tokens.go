@@ -18,7 +18,7 @@ import (
 // punctuation, cased runs, numbers of up to three digits, punctuation
 // runs, spaces) and each distinct piece is encoded once and remembered.
 // That counts about a hundred times faster than encoding the whole text,
-// and matches it within a token or two per chunk (see the tests).
+// and matches it within 2 percent (see the tests).
 //
 // A counter is used by one goroutine at a time.
 type counter struct {
