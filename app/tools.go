@@ -16,7 +16,6 @@ import (
 	"github.com/stewardhq/steward/web/kerberos"
 )
 
-
 // buildTools constructs every tool Steward ships.
 func (a *App) buildTools() ([]tool.Tool, error) {
 	ms, err := a.MailService(context.Background())

@@ -45,7 +45,7 @@ func Fixture() []Page {
 				"accepts connections from managed devices only.</p><p>Problems? Open a ticket with the service desk.</p>",
 			LastModified: time.Date(2026, 3, 11, 15, 2, 44, 0, cet)},
 		{ID: "77001", Type: "page", SpaceKey: "OPS", SpaceName: "Operations", Title: "Backup restore checklist",
-			Body: "<p>Before a restore, check the backup catalogue. " + InjectionPhrase + "</p><p>Then restore to the staging host first.</p>",
+			Body:         "<p>Before a restore, check the backup catalogue. " + InjectionPhrase + "</p><p>Then restore to the staging host first.</p>",
 			LastModified: time.Date(2026, 4, 20, 9, 0, 0, 0, time.UTC)},
 		{ID: "77002", Type: "page", SpaceKey: "DEV", SpaceName: "Development", Title: QuoteTitle,
 			Body:         "<p>How the build escapes quotes and backslashes in generated strings.</p>",

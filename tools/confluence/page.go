@@ -61,10 +61,12 @@ func (t *Tool) searchPage(ctx context.Context, cfg config, s search, ec tool.Exe
 		Policy: web.AllowList,
 		// The wiki's own host is the one private host this search may
 		// reach; nothing the wiki redirects to elsewhere is followed.
-		IsPrivateHostAllowed: func(host string) bool { return strings.EqualFold(strings.Trim(host, "[]"), strings.Trim(wikiHost, "[]")) },
-		ProviderConfidence:   ec.ProviderConfidence,
-		ProviderTrusted:      ec.ProviderTrusted,
-		Timeout:              cfg.timeout,
+		IsPrivateHostAllowed: func(host string) bool {
+			return strings.EqualFold(strings.Trim(host, "[]"), strings.Trim(wikiHost, "[]"))
+		},
+		ProviderConfidence: ec.ProviderConfidence,
+		ProviderTrusted:    ec.ProviderTrusted,
+		Timeout:            cfg.timeout,
 		// Runs before every hop, the first request included: a hop to
 		// the login page or out of the wiki is refused before it is
 		// connected, so the query never reaches another host.

@@ -208,8 +208,10 @@ func TestRESTErrorsTheModelCanActOn(t *testing.T) {
 		argument bool
 	}{
 		{name: "401 wrong token", layout: confluencetest.Cloud,
-			settings: func(w *wiki) tool.Settings { return merge(cloudSettings(w), tool.Settings{SettingAPIToken: "ATATT-wrong"}) },
-			want:     []string{"HTTP 401", "search_confluence.email and search_confluence.apiToken", "expired"}, requests: 1},
+			settings: func(w *wiki) tool.Settings {
+				return merge(cloudSettings(w), tool.Settings{SettingAPIToken: "ATATT-wrong"})
+			},
+			want: []string{"HTTP 401", "search_confluence.email and search_confluence.apiToken", "expired"}, requests: 1},
 		{name: "401 with a CAPTCHA on Data Center", layout: confluencetest.DataCenter, scenario: confluencetest.Scenario{Captcha: true},
 			settings: func(w *wiki) tool.Settings {
 				return tool.Settings{SettingBaseURL: w.url(wikiHost, "/"), SettingMode: ModeREST, SettingPersonalAccessToken: "wrong"}
@@ -478,14 +480,14 @@ func TestNextLinks(t *testing.T) {
 		"/rest/api/search?cql=x&start=10&limit=10": "https://wiki.example.org/confluence/rest/api/search?cql=x&excerpt=highlight&expand=content.space&limit=10&start=10",
 		"/rest/api/search?cql=x&cursor=abc":        "https://wiki.example.org/confluence/rest/api/search?cql=x&cursor=abc&excerpt=highlight&expand=content.space",
 		"https://wiki.example.org/confluence/rest/api/search?cql=x&cursor=c&excerpt=none&expand=content.space": "https://wiki.example.org/confluence/rest/api/search?cql=x&cursor=c&excerpt=none&expand=content.space",
-		"https://evil.example.com/confluence/rest/api/search?cql=x": "",
-		"http://wiki.example.org/confluence/rest/api/search?cql=x":  "",
-		"//evil.example.com/rest/api/search?cql=x":                  "",
-		"/rest/api/content?cql=x":                                   "",
-		"/rest/api/search":                                          "",
-		"/rest/api/search?cql=x#f":                                  "",
-		"https://wiki.example.org/other/rest/api/search?cql=x":      "",
-		"":                                                          "",
+		"https://evil.example.com/confluence/rest/api/search?cql=x":                                            "",
+		"http://wiki.example.org/confluence/rest/api/search?cql=x":                                             "",
+		"//evil.example.com/rest/api/search?cql=x":                                                             "",
+		"/rest/api/content?cql=x":                                                                              "",
+		"/rest/api/search":                                                                                     "",
+		"/rest/api/search?cql=x#f":                                                                             "",
+		"https://wiki.example.org/other/rest/api/search?cql=x":                                                 "",
+		"": "",
 	} {
 		u, ok := c.nextURL(next)
 		got := ""
