@@ -64,6 +64,8 @@ type searchResult struct {
 // filtered or cut to the budget.
 type hit struct {
 	id, kind, title, space, excerpt, modified string
+	// plainTitle is the title without emphasis, for the sources list.
+	plainTitle string
 	// webURL is the page's address inside the wiki, or "" when the answer
 	// gave none the tool could trust.
 	webURL string
@@ -107,8 +109,9 @@ func toHit(r searchResult, wiki *url.URL) (hit, bool) {
 		h.id = id
 	}
 	h.title = clean(firstNonBlank(r.Title, c.Title), maxTitleChars)
+	h.plainTitle = clean(strings.NewReplacer(markOpen, "", markClose, "").Replace(firstNonBlank(r.Title, c.Title)), maxTitleChars)
 	if h.title == "" {
-		h.title = "(untitled)"
+		h.title, h.plainTitle = "(untitled)", "(untitled)"
 	}
 	switch {
 	case c.Space != nil && strings.TrimSpace(c.Space.Name) != "" && strings.TrimSpace(c.Space.Key) != "":

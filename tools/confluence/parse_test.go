@@ -54,7 +54,7 @@ func TestParseSearchExamples(t *testing.T) {
 		t.Fatalf("cloud: %v %v", hits, err)
 	}
 	h := hits[0]
-	want := hit{id: "98304", kind: "page", title: "**Backup** policy", space: "Operations (OPS)",
+	want := hit{id: "98304", kind: "page", title: "**Backup** policy", plainTitle: "Backup policy", space: "Operations (OPS)",
 		excerpt: "Nightly **backups** run at 02:00 & are kept 30 days …", modified: "2026-05-04T08:12:31Z",
 		webURL: "https://acme.atlassian.net/wiki/spaces/OPS/pages/98304/Backup+policy"}
 	if h != want {
@@ -70,7 +70,7 @@ func TestParseSearchExamples(t *testing.T) {
 	if err != nil || len(hits) != 1 || next != "" {
 		t.Fatalf("dc: %v %q %v", hits, next, err)
 	}
-	want = hit{id: "5570619", kind: "page", title: "**VPN** setup", space: "IT Services",
+	want = hit{id: "5570619", kind: "page", title: "**VPN** setup", plainTitle: "VPN setup", space: "IT Services",
 		excerpt: "Install the **VPN** client from …", modified: "2026-03-11T14:02:44Z",
 		webURL: "https://wiki.example.org/confluence/display/IT/VPN+setup"}
 	if hits[0] != want {
@@ -167,7 +167,7 @@ func FuzzParseSearch(f *testing.F) {
 			return
 		}
 		for _, h := range hits {
-			for name, v := range map[string]string{"title": h.title, "space": h.space, "excerpt": h.excerpt} {
+			for name, v := range map[string]string{"title": h.title, "plain title": h.plainTitle, "space": h.space, "excerpt": h.excerpt} {
 				if strings.Contains(v, markOpen) || strings.Contains(v, markClose) {
 					t.Fatalf("%s keeps a marker: %q", name, v)
 				}

@@ -64,7 +64,7 @@ func TestRESTCloudSearchesPagesAndFollowsCursors(t *testing.T) {
 	if r.Count() == 0 {
 		t.Error("the filter reported nothing, although a hit planted an instruction")
 	}
-	if res.RequiredConfidence != policy.High || len(res.Sources) != 10 || res.Sources[0].URL != first.URL {
+	if res.RequiredConfidence != policy.High || len(res.Sources) != 10 || res.Sources[0].URL != first.URL || res.Sources[0].Title != "Backup policy" {
 		t.Fatalf("requirement %v, sources %v", res.RequiredConfidence, res.Sources)
 	}
 	for _, q := range w.Requests() {

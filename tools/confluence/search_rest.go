@@ -23,6 +23,9 @@ type RESTResult struct {
 	// Note says what the model should know: nothing found, hits or page
 	// texts left out for the budget.
 	Note string `json:"note,omitempty"`
+	// sourceTitles are the hits' titles without emphasis, filtered, for
+	// the sources list.
+	sourceTitles []string
 }
 
 // Hit is one page or blog post the search found. Every text field was
@@ -72,9 +75,9 @@ func (t *Tool) searchREST(ctx context.Context, cfg config, s search) (tool.Resul
 	res := t.buildHits(ctx, c, cfg, pageHits)
 	res.PageInfo = info
 	out := tool.Result{JSON: res, RequiredConfidence: policy.High}
-	for _, h := range res.Hits {
+	for i, h := range res.Hits {
 		if h.URL != "" {
-			out.Sources = append(out.Sources, tool.Source{Title: h.Title, URL: h.URL})
+			out.Sources = append(out.Sources, tool.Source{Title: res.sourceTitles[i], URL: h.URL})
 		}
 	}
 	return out, nil
@@ -206,13 +209,15 @@ func (t *Tool) buildHits(ctx context.Context, c *restClient, cfg config, hs []hi
 			guard.Text{Source: src, Field: "title", Text: h.title},
 			guard.Text{Source: src, Field: "space", Text: h.space},
 			guard.Text{Source: src, Field: "excerpt", Text: h.excerpt},
-			guard.Text{Source: src, Field: "content", Text: bodies[i]})
+			guard.Text{Source: src, Field: "content", Text: bodies[i]},
+			guard.Text{Source: src, Field: "title", Text: h.plainTitle})
 	}
 	end := t.deps.Guard.BeginAction()
 	filtered := t.deps.Guard.FilterBatch(ctx, texts)
 	end()
 	for i, h := range kept {
-		f := filtered[i*4 : i*4+4]
+		f := filtered[i*5 : i*5+5]
+		res.sourceTitles = append(res.sourceTitles, f[4].Text)
 		res.Hits = append(res.Hits, Hit{Title: f[0].Text, Space: f[1].Text, Type: h.kind, Excerpt: f[2].Text, LastModified: h.modified,
 			URL: h.webURL, Content: f[3].Text, ContentTruncated: truncated[i] && f[3].Text != "", ContentNote: bodyNotes[i]})
 	}
