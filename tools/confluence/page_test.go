@@ -55,8 +55,6 @@ func pageResult(t *testing.T, r tool.Result) PageResult {
 	return pr
 }
 
-func withSignIn(si web.SignIn) Deps {
-	return Deps{SignIn: func() (web.SignIn, error) { return si, nil }}
 }
 
 func TestSearchPageReadsTheDataCenterSearchPage(t *testing.T) {
