@@ -55,8 +55,6 @@ func pageResult(t *testing.T, r tool.Result) PageResult {
 	return pr
 }
 
-}
-
 func TestSearchPageReadsTheDataCenterSearchPage(t *testing.T) {
 	t.Parallel()
 	w := dcWiki(t, confluencetest.Anonymous)
