@@ -24,7 +24,14 @@ import (
 func registryFor(t *testing.T, tl *Tool, s tool.Settings, lowered string) *registry.Registry {
 	t.Helper()
 	pol := settings.Policy{}
-	if lowered != "" {
+	switch level, user := strings.CutPrefix(lowered, "user:"); {
+	case user:
+		c, err := policy.ParseConfidence(level)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pol.Confidence.User = map[string]policy.Confidence{ID: c}
+	case lowered != "":
 		pol.Confidence.Locked = map[string]settings.LockedValue{ID: {Value: lowered, Plugin: "org"}}
 	}
 	user, secrets := settings.User{ID: {}}, keyring{}
@@ -84,23 +91,27 @@ func TestALoweredSettingDoesNotLetWikiContentReachAMediumProvider(t *testing.T) 
 		t.Fatalf("offered to HIGH: %q", got)
 	}
 
-	// The organization lowers the minimum to MEDIUM: the registry would let
-	// the tool through, but the tool offers nothing to MEDIUM …
+	// The organization (or the user) lowers the minimum to MEDIUM: the
+	// registry would let the tool through, but the tool offers nothing to
+	// MEDIUM …
+	for _, lowered := range []string{"MEDIUM", "user:MEDIUM"} {
+		r = registryFor(t, tl, s, lowered)
+		if got := r.OfferBlockReason(context.Background(), ID, medium, registry.ComponentChat); got != registry.NoBlock {
+			t.Fatalf("%s: with the lowered setting, block reason %v", lowered, got)
+		}
+		offered, blocked := r.Runnable(context.Background(), req(medium))
+		if strings.Contains(offeredIDs(offered), ID) {
+			t.Fatalf("%s: offered to MEDIUM: %q", lowered, offeredIDs(offered))
+		}
+		found := false
+		for _, b := range blocked {
+			found = found || (b.ToolID == ID && strings.Contains(b.Detail, "nothing to offer"))
+		}
+		if !found {
+			t.Fatalf("%s: blocked %v", lowered, blocked)
+		}
+	}
 	r = registryFor(t, tl, s, "MEDIUM")
-	if got := r.OfferBlockReason(context.Background(), ID, medium, registry.ComponentChat); got != registry.NoBlock {
-		t.Fatalf("with the lowered setting, block reason %v", got)
-	}
-	offered, blocked := r.Runnable(context.Background(), req(medium))
-	if strings.Contains(offeredIDs(offered), ID) {
-		t.Fatalf("offered to MEDIUM: %q", offeredIDs(offered))
-	}
-	found := false
-	for _, b := range blocked {
-		found = found || (b.ToolID == ID && strings.Contains(b.Detail, "nothing to offer"))
-	}
-	if !found {
-		t.Fatalf("blocked %v", blocked)
-	}
 
 	// … and a call that arrives anyway (offered to HIGH, then the chat went
 	// on with a MEDIUM provider, or a stale offer) is blocked before any

@@ -210,7 +210,10 @@ func (c *restClient) nextURL(next string) (*url.URL, bool) {
 	var u url.URL
 	switch {
 	case n.Scheme == "" && n.Host == "":
-		if n.Path != "/rest/api/search" || strings.HasPrefix(next, "//") {
+		// Relative to the base (as documented), or, from servers that
+		// write it so, to the host with the base's own path in front.
+		withBase := strings.TrimSuffix(c.apiBase.Path, "/") + "/rest/api/search"
+		if (n.Path != "/rest/api/search" && n.Path != withBase) || strings.HasPrefix(next, "//") {
 			return nil, false
 		}
 		u = *c.apiBase

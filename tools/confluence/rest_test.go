@@ -477,8 +477,10 @@ func TestRESTRedirectsWithinTheOrigin(t *testing.T) {
 func TestNextLinks(t *testing.T) {
 	c := &restClient{apiBase: mustURL(t, "https://wiki.example.org/confluence/")}
 	for next, want := range map[string]string{
-		"/rest/api/search?cql=x&start=10&limit=10": "https://wiki.example.org/confluence/rest/api/search?cql=x&excerpt=highlight&expand=content.space&limit=10&start=10",
-		"/rest/api/search?cql=x&cursor=abc":        "https://wiki.example.org/confluence/rest/api/search?cql=x&cursor=abc&excerpt=highlight&expand=content.space",
+		"/rest/api/search?cql=x&start=10&limit=10":  "https://wiki.example.org/confluence/rest/api/search?cql=x&excerpt=highlight&expand=content.space&limit=10&start=10",
+		"/rest/api/search?cql=x&cursor=abc":         "https://wiki.example.org/confluence/rest/api/search?cql=x&cursor=abc&excerpt=highlight&expand=content.space",
+		"/confluence/rest/api/search?cql=x&start=5": "https://wiki.example.org/confluence/rest/api/search?cql=x&excerpt=highlight&expand=content.space&start=5",
+		"/other/rest/api/search?cql=x&start=5":      "",
 		"https://wiki.example.org/confluence/rest/api/search?cql=x&cursor=c&excerpt=none&expand=content.space": "https://wiki.example.org/confluence/rest/api/search?cql=x&cursor=c&excerpt=none&expand=content.space",
 		"https://evil.example.com/confluence/rest/api/search?cql=x":                                            "",
 		"http://wiki.example.org/confluence/rest/api/search?cql=x":                                             "",
