@@ -124,6 +124,13 @@ func (t *Tool) searchPage(ctx context.Context, cfg config, s search, ec tool.Exe
 	if prep.Truncated {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("The search page was truncated from %d to %d characters.", prep.OriginalChars, prep.ReturnedChars))
 	}
+	if n, _ := resultLinks(prep.Markdown, base, startIndex); n == 0 {
+		w := "The search page links to no page of the wiki: the search probably found nothing. Try other or fewer words"
+		if s.space != "" {
+			w += ", or search without " + ArgSpaceKey
+		}
+		res.Warnings = append(res.Warnings, w+".")
+	}
 	return tool.Result{
 		JSON:               res,
 		Sources:            []tool.Source{{Title: "Confluence search for “" + s.phrase + "”", URL: page.FinalURL}},
@@ -187,14 +194,12 @@ func (t *Tool) missingSignIn(what string, why error) error {
 
 var markdownLink = regexp.MustCompile(`\]\((https?://[^)\s]+)\)`)
 
-// hasMoreResults tells from the extracted search page whether a later page
-// of results exists: the page links to the search page with a later
-// startIndex, or it lists a full page of results (pageSize distinct links
-// to content inside the wiki), since the extraction may drop the page's
-// pagination. A full last page then reads as has_more, and the next page
-// says it found nothing.
-func hasMoreResults(markdown string, base *url.URL, startIndex int) bool {
-	results := map[string]bool{}
+// resultLinks reads the extracted search page: how many distinct pages
+// inside the wiki it links to (other than the search page and the login
+// page), and whether it links to the search page with a startIndex beyond
+// this page's.
+func resultLinks(markdown string, base *url.URL, startIndex int) (results int, later bool) {
+	seen := map[string]bool{}
 	for _, m := range markdownLink.FindAllStringSubmatch(markdown, -1) {
 		u, err := url.Parse(m[1])
 		if err != nil || !web.WithinBase(base, u) || isLoginPage(u) {
@@ -202,12 +207,23 @@ func hasMoreResults(markdown string, base *url.URL, startIndex int) bool {
 		}
 		if strings.HasSuffix(u.Path, "/"+searchPagePath) {
 			if n, err := strconv.Atoi(u.Query().Get("startIndex")); err == nil && n > startIndex {
-				return true
+				later = true
 			}
 			continue
 		}
 		u.Fragment = ""
-		results[u.String()] = true
+		seen[u.String()] = true
 	}
-	return len(results) >= pageSize
+	return len(seen), later
+}
+
+// hasMoreResults tells from the extracted search page whether a later page
+// of results exists: the page links to the search page with a later
+// startIndex, or it lists a full page of results (pageSize distinct links
+// to content inside the wiki), since the extraction may drop the page's
+// pagination. A full last page then reads as has_more, and the next page
+// says it found nothing.
+func hasMoreResults(markdown string, base *url.URL, startIndex int) bool {
+	n, later := resultLinks(markdown, base, startIndex)
+	return later || n >= pageSize
 }

@@ -127,6 +127,22 @@ func TestSearchPageTruncatesThenFilters(t *testing.T) {
 	}
 }
 
+// A search page that lists nothing says so.
+func TestSearchPageWithoutResultsSaysSo(t *testing.T) {
+	t.Parallel()
+	w := dcWiki(t, confluencetest.Anonymous)
+	tl, _ := w.tool(t, &webtest.Reports{}, Deps{})
+	res, err := call(t, tl, pageSettings(w, wikiHost), `{"query":"xyzzy plugh","space_key":"OPS"}`, policy.High)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := pageResult(t, res)
+	if pr.HasMore || !strings.Contains(pr.TextContent, "No results found") || len(pr.Warnings) != 1 ||
+		!strings.Contains(pr.Warnings[0], "found nothing") || !strings.Contains(pr.Warnings[0], "without space_key") {
+		t.Fatalf("%+v", pr)
+	}
+}
+
 // The operating-system sign-in goes to the wiki's host when all its
 // addresses are private, never to a public one, never when switched off.
 func TestSearchPageSignIn(t *testing.T) {
