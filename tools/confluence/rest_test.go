@@ -169,16 +169,9 @@ func TestRESTScopedTokenGoesToItsOwnHost(t *testing.T) {
 	t.Parallel()
 	w := newCloud(t, confluencetest.Options{CloudID: cloudID})
 	tl, _ := w.tool(t, &webtest.Reports{}, Deps{})
+	// No apiBaseUrl: the requests go to Atlassian's own address (port 443,
+	// which the made-up network routes to the fake like any other port).
 	s := merge(cloudSettings(w), tool.Settings{SettingCloudID: cloudID})
-	// The default address of scoped tokens has no port of the test's; the
-	// made-up network routes its port 443 nowhere, so the test gives the
-	// same address with the fake's port through apiBaseUrl, and checks the
-	// default separately.
-	cfg, err := parseConfig(s)
-	if err != nil || cfg.apiBase.String() != "https://api.atlassian.com/ex/confluence/"+cloudID+"/wiki/" || cfg.apiSetting != key(SettingCloudID) {
-		t.Fatalf("default API base %v (%v)", cfg.apiBase, err)
-	}
-	s[SettingAPIBaseURL] = w.url(apiHost, "/ex/confluence/"+cloudID+"/wiki/")
 	res, err := call(t, tl, s, `{"query":"vpn"}`, policy.High)
 	if err != nil {
 		t.Fatal(err)
@@ -187,10 +180,16 @@ func TestRESTScopedTokenGoesToItsOwnHost(t *testing.T) {
 	if len(rr.Hits) != 2 || !strings.HasPrefix(rr.Hits[0].URL, w.url(siteHost, "/wiki/spaces/IT/")) {
 		t.Fatalf("hits %+v", rr.Hits)
 	}
+	if len(w.Requests()) == 0 {
+		t.Fatal("no request")
+	}
 	for _, q := range w.Requests() {
-		if q.Host != net(w, apiHost) || !strings.HasPrefix(q.Path, "/ex/confluence/"+cloudID+"/wiki/rest/api/") {
+		if q.Host != apiHost || !strings.HasPrefix(q.Path, "/ex/confluence/"+cloudID+"/wiki/rest/api/") {
 			t.Errorf("a request went to %s%s", q.Host, q.Path)
 		}
+	}
+	if n := w.net.Lookups(siteHost); n != 0 {
+		t.Errorf("the site was looked up %d times; its token goes to the API only", n)
 	}
 }
 
