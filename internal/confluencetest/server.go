@@ -75,6 +75,9 @@ type Scenario struct {
 	Path string
 	// Times limits how many requests the scenario answers; 0 means all.
 	Times int
+	// After lets that many matching requests through before the scenario
+	// starts.
+	After int
 	// Status answers with this HTTP status, RetryAfter as the Retry-After
 	// header and Body (JSON) as the body; a blank Body takes Confluence's
 	// message for the status.
@@ -115,6 +118,7 @@ type Server struct {
 	requests []Request
 	scenario Scenario
 	left     int
+	passed   int
 }
 
 // New returns the fake for o.
@@ -140,14 +144,14 @@ func New(o Options) *Server {
 func (s *Server) Set(sc Scenario) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.scenario, s.left = sc, sc.Times
+	s.scenario, s.left, s.passed = sc, sc.Times, 0
 }
 
 // Reset ends the scenario and forgets the requests.
 func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.scenario, s.left, s.requests = Scenario{}, 0, nil
+	s.scenario, s.left, s.passed, s.requests = Scenario{}, 0, 0, nil
 }
 
 // Requests returns what the fake received, in order.
@@ -301,6 +305,10 @@ func (s *Server) takeScenario(r *http.Request) (Scenario, bool) {
 		return sc, false
 	}
 	if sc.Path != "" && !strings.Contains(r.URL.Path, sc.Path) {
+		return sc, false
+	}
+	if s.passed < sc.After {
+		s.passed++
 		return sc, false
 	}
 	if sc.Times > 0 {

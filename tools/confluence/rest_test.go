@@ -294,6 +294,27 @@ func TestRESTRetriesOnceAfterAShortWait(t *testing.T) {
 	}
 }
 
+// When a further request fails, the hits already fetched still serve a
+// page they fill, with has_more true; a page they cannot reach is an error.
+func TestRESTKeepsWhatItHasWhenALaterRequestFails(t *testing.T) {
+	t.Parallel()
+	w := newCloud(t, confluencetest.Options{MaxLimit: 20})
+	tl, _ := w.tool(t, &webtest.Reports{}, Deps{})
+	s := merge(cloudSettings(w), tool.Settings{SettingPageBodies: "0"})
+	w.Set(confluencetest.Scenario{Path: "/rest/api/search", After: 1, Status: 429, RetryAfter: "3600"})
+	res, err := call(t, tl, s, `{"query":"backup","page":2}`, policy.High)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rr := restResult(t, res); len(rr.Hits) != 10 || !rr.HasMore || rr.Page != 2 {
+		t.Fatalf("page 2: %d hits, has_more %v", len(rr.Hits), rr.HasMore)
+	}
+	w.Set(confluencetest.Scenario{Path: "/rest/api/search", After: 1, Status: 429, RetryAfter: "3600"})
+	if _, err := call(t, tl, s, `{"query":"backup","page":3}`, policy.High); err == nil || !strings.Contains(err.Error(), "up to page 3") {
+		t.Fatalf("page 3: %v", err)
+	}
+}
+
 // A server that does not know siteSearch is asked once more with text.
 func TestRESTFallsBackToTextSearch(t *testing.T) {
 	t.Parallel()

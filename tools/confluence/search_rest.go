@@ -55,11 +55,19 @@ const minBodyChars = 300
 func (t *Tool) searchREST(ctx context.Context, cfg config, s search) (tool.Result, error) {
 	c := newRESTClient(t.http, cfg, t.sleep, t.log)
 	need := tool.FetchLimit(s.page, pageSize)
-	hits, err := t.collect(ctx, c, cfg, s, need)
+	hits, partial, err := t.collect(ctx, c, cfg, s, need)
 	if err != nil {
 		return tool.Result{}, err
 	}
 	pageHits, info := tool.Slice(hits, s.page, pageSize, s.lastPage)
+	if partial {
+		// The wiki stopped short of what this page needs: more may exist,
+		// and a page that is not full may be missing hits.
+		if len(pageHits) == 0 {
+			return tool.Result{}, fmt.Errorf("the wiki did not give the hits up to page %d (it stopped answering, or gives few hits per request); ask for an earlier page", s.page)
+		}
+		info.HasMore = s.page < s.lastPage
+	}
 	if len(pageHits) == 0 {
 		note := "The wiki has no page or blog post matching this search" + s.spaceNote() + ". Try other or fewer words"
 		if s.space != "" {
@@ -74,6 +82,9 @@ func (t *Tool) searchREST(ctx context.Context, cfg config, s search) (tool.Resul
 	}
 	res := t.buildHits(ctx, c, cfg, pageHits)
 	res.PageInfo = info
+	if partial && len(pageHits) < pageSize {
+		res.Note = strings.TrimSpace(res.Note + " The wiki stopped giving hits before this page was full, so it may be missing some; searching again may complete it.")
+	}
 	out := tool.Result{JSON: res, RequiredConfidence: policy.High}
 	for i, h := range res.Hits {
 		if h.URL != "" {
@@ -85,8 +96,11 @@ func (t *Tool) searchREST(ctx context.Context, cfg config, s search) (tool.Resul
 
 // collect asks for the first need hits: one request with a limit as large
 // as allowed, then the server's next links while it gave fewer. A server
-// that rejects siteSearch (HTTP 400) is asked once more with text.
-func (t *Tool) collect(ctx context.Context, c *restClient, cfg config, s search, need int) ([]hit, error) {
+// that rejects siteSearch (HTTP 400) is asked once more with text. partial
+// is true when the collection stopped before need hits although the wiki
+// had more (a later request failed, or the request bound was reached); a
+// failure of the first request is an error.
+func (t *Tool) collect(ctx context.Context, c *restClient, cfg config, s search, need int) (out []hit, partial bool, err error) {
 	limit := min(need, requestLimit)
 	u := c.searchURL(buildCQL(fieldSiteSearch, s.phrase, s.space), limit)
 	body, err := c.get(ctx, u)
@@ -96,15 +110,22 @@ func (t *Tool) collect(ctx context.Context, c *restClient, cfg config, s search,
 		u = c.searchURL(buildCQL(fieldText, s.phrase, s.space), limit)
 		body, err = c.get(ctx, u)
 	}
-	var out []hit
 	seen := map[string]bool{}
 	for req := 1; ; req++ {
 		if err != nil {
-			return nil, t.restError(err, cfg, s)
+			if req > 1 && ctx.Err() == nil {
+				t.log.Warn("search_confluence: a further page of hits could not be fetched", "error", err.Error())
+				return out, true, nil
+			}
+			return nil, false, t.restError(err, cfg, s)
 		}
 		hits, next, perr := parseSearch(body, cfg.base)
 		if perr != nil {
-			return nil, fmt.Errorf("the wiki's search answer could not be read: %w", perr)
+			if req > 1 {
+				t.log.Warn("search_confluence: a further page of hits could not be read", "error", perr.Error())
+				return out, true, nil
+			}
+			return nil, false, fmt.Errorf("the wiki's search answer could not be read: %w", perr)
 		}
 		for _, h := range hits {
 			k := h.id
@@ -116,15 +137,18 @@ func (t *Tool) collect(ctx context.Context, c *restClient, cfg config, s search,
 				out = append(out, h)
 			}
 		}
-		if len(out) >= need || req >= maxSearchRequests {
-			return out, nil
+		if len(out) >= need {
+			return out, false, nil
 		}
 		nu, ok := c.nextURL(next)
-		if !ok {
-			if strings.TrimSpace(next) != "" {
-				t.log.Warn("search_confluence: the wiki's next link leads outside its search API; not followed")
-			}
-			return out, nil
+		switch {
+		case !ok && strings.TrimSpace(next) != "":
+			t.log.Warn("search_confluence: the wiki's next link leads outside its search API; not followed")
+			return out, true, nil
+		case !ok:
+			return out, false, nil
+		case req >= maxSearchRequests:
+			return out, true, nil
 		}
 		body, err = c.get(ctx, nu)
 	}
