@@ -57,9 +57,9 @@ type Server struct {
 	OutboundData policy.OutboundData
 	// MinimumConfidence is the collection's minimum provider confidence.
 	MinimumConfidence policy.Confidence
-	// UntrustedContent filters descriptions and results for prompt
-	// injection.
-	UntrustedContent bool
+	// TrustedContent is set for a server whose descriptions and results
+	// need no prompt-injection filter; the zero value filters them.
+	TrustedContent bool
 	// Outbound is the restriction the chat keeps once a result reached the
 	// model (Set false: none). The requirement names the server.
 	Outbound policy.OutboundRequirement

@@ -37,7 +37,7 @@ var _ tool.Tool = (*Tool)(nil)
 func (t *Tool) OutboundData() policy.OutboundData { return t.outbound }
 
 // ReturnsUntrustedContent is true unless the server is declared trusted.
-func (t *Tool) ReturnsUntrustedContent() bool { return t.conn.srv.UntrustedContent }
+func (t *Tool) ReturnsUntrustedContent() bool { return !t.conn.srv.TrustedContent }
 
 // ReadOnly is the server's claim that the tool changes nothing
 // (readOnlyHint). It is a hint: Steward decides nothing with it.
@@ -268,7 +268,7 @@ type filteredResult struct {
 func (t *Tool) filterParts(ctx context.Context, parts []part, structured any) filteredResult {
 	c := t.conn
 	out := filteredResult{parts: parts, structured: structured}
-	if !c.srv.UntrustedContent || c.opts.Guard == nil {
+	if c.srv.TrustedContent || c.opts.Guard == nil {
 		return out
 	}
 	src := t.source()
@@ -309,7 +309,7 @@ func (t *Tool) source() guard.Source {
 // filterOne filters a single text of the server, e.g. an error message.
 func (t *Tool) filterOne(ctx context.Context, field, text string) string {
 	c := t.conn
-	if !c.srv.UntrustedContent || c.opts.Guard == nil || text == "" {
+	if c.srv.TrustedContent || c.opts.Guard == nil || text == "" {
 		return text
 	}
 	end := c.opts.Guard.BeginAction()
