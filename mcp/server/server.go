@@ -95,26 +95,58 @@ const instructions = "These are Steward's tools. Steward runs them under the org
 	"Each tool's description ends with its rules of use."
 
 // session is one MCP session: its chat, its server and what it lists.
+// Every tool the session ever listed or was refused stays registered with
+// the SDK, so that a call of it reaches the handler and is refused with a
+// reason; tools/list shows only what the registry offers now.
 type session struct {
-	b      *Bridge
-	thread *chat.Thread
-	server *mcp.Server
-	mu     sync.Mutex
-	listed map[string]string // function name → fingerprint of what is listed
-	calls  int
+	b          *Bridge
+	thread     *chat.Thread
+	server     *mcp.Server
+	mu         sync.Mutex // serializes calls and refreshes
+	listMu     sync.Mutex // guards visible, read by the tools/list middleware
+	visible    map[string]bool
+	registered map[string]*mcp.Tool
+	printed    map[string]string // function name → fingerprint registered
+	calls      int
 }
 
 // newSession builds a server for one session, listing what the registry
 // offers the client now.
 func (b *Bridge) newSession(ctx context.Context) *session {
-	s := &session{b: b, thread: &chat.Thread{ID: "mcp-session", Created: time.Now().UTC()}, listed: map[string]string{}}
+	s := &session{b: b, thread: &chat.Thread{ID: "mcp-session", Created: time.Now().UTC()},
+		visible: map[string]bool{}, registered: map[string]*mcp.Tool{}, printed: map[string]string{}}
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "steward", Title: "Steward", Version: b.version()}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       b.log,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 	})
+	s.server.AddReceivingMiddleware(s.hideUnoffered)
+	s.mu.Lock()
 	s.refresh(ctx)
+	s.mu.Unlock()
 	return s
+}
+
+// hideUnoffered leaves the tools the session may not use now out of
+// tools/list.
+func (s *session) hideUnoffered(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil && method == "tools/list" {
+			s.listMu.Lock()
+			kept := make([]*mcp.Tool, 0, len(lr.Tools))
+			for _, t := range lr.Tools {
+				if s.visible[t.Name] {
+					kept = append(kept, t)
+				}
+			}
+			s.listMu.Unlock()
+			out := *lr
+			out.Tools = kept
+			return &out, nil
+		}
+		return res, err
+	}
 }
 
 func (b *Bridge) version() string {
@@ -168,47 +200,71 @@ func (b *Bridge) confidenceFrom() string {
 }
 
 // refresh lists what the registry offers the session now: tools it may no
-// longer use go, changed ones are listed again. The SDK tells the client
-// that the list changed.
+// longer use are hidden, changed ones are registered again, and the client
+// is told that the list changed. s.mu is held.
 func (s *session) refresh(ctx context.Context) {
 	var offered []tool.Offered
+	var blocked []registry.Block
 	if s.locked() == "" {
-		offered, _ = s.b.opts.Registry.Runnable(ctx, s.request(ctx, true))
+		offered, blocked = s.b.opts.Registry.Runnable(ctx, s.request(ctx, true))
 	}
-	want := map[string]string{}
+	notified := false
+	want := map[string]bool{}
 	for _, o := range offered {
-		mt := s.mcpTool(o)
+		mt := s.mcpTool(o.Function, o.Instructions, o.Tool)
 		fp := mt.Description + "\x00" + string(o.Function.Parameters)
-		want[o.Function.Name] = fp
-		if s.listed[o.Function.Name] != fp {
+		want[o.Function.Name] = true
+		if s.printed[o.Function.Name] != fp {
 			s.server.AddTool(mt, s.handler(o.Function.Name))
+			s.registered[o.Function.Name], s.printed[o.Function.Name] = mt, fp
+			notified = true
 		}
 	}
-	var gone []string
-	for name := range s.listed {
-		if _, ok := want[name]; !ok {
-			gone = append(gone, name)
+	// A selected tool the registry refuses is registered too, unlisted,
+	// so that calling it is answered with the reason.
+	for _, bl := range blocked {
+		t, ok := s.b.opts.Registry.Tool(bl.ToolID)
+		if !ok {
+			continue
+		}
+		d := t.Definition()
+		if _, done := s.registered[d.Function.Name]; !done {
+			mt := s.mcpTool(d.Function, "", t)
+			s.server.AddTool(mt, s.handler(d.Function.Name))
+			s.registered[d.Function.Name] = mt
 		}
 	}
-	if len(gone) > 0 {
-		slices.Sort(gone)
-		s.server.RemoveTools(gone...)
-		s.b.log.Info("tools no longer listed for the MCP session", "tools", strings.Join(gone, ","))
+	s.listMu.Lock()
+	changed := len(want) != len(s.visible)
+	for n := range want {
+		changed = changed || !s.visible[n]
 	}
-	s.listed = want
+	s.visible = want
+	s.listMu.Unlock()
+	if changed && !notified {
+		// Registering a tool again makes the SDK tell every client of this
+		// session's server that the list changed.
+		for name, mt := range s.registered {
+			s.server.AddTool(mt, s.handler(name))
+			break
+		}
+	}
+	if changed {
+		s.b.log.Info("the tools listed for the MCP session changed", "listed", len(want))
+	}
 }
 
 // mcpTool is what the client sees of an offered tool.
-func (s *session) mcpTool(o tool.Offered) *mcp.Tool {
-	desc := o.Function.Description
-	if instr := strings.TrimSpace(o.Instructions); instr != "" {
+func (s *session) mcpTool(fn tool.Function, instr string, t tool.Tool) *mcp.Tool {
+	desc := fn.Description
+	if instr = strings.TrimSpace(instr); instr != "" {
 		desc += "\n\nRules of use: " + instr
 	}
 	return &mcp.Tool{
-		Name:        o.Function.Name,
+		Name:        fn.Name,
 		Description: desc,
-		InputSchema: o.Function.Parameters,
-		Annotations: Annotations(o.Tool),
+		InputSchema: fn.Parameters,
+		Annotations: Annotations(t),
 	}
 }
 
@@ -252,7 +308,7 @@ func (s *session) handler(name string) mcp.ToolHandler {
 		if !slices.ContainsFunc(offered, func(o tool.Offered) bool { return o.Function.Name == name }) {
 			msg := fmt.Sprintf("The tool %s cannot be used now.", name)
 			for _, bl := range blocked {
-				if bl.ToolID == name {
+				if t, ok := s.b.opts.Registry.Tool(bl.ToolID); ok && t.Definition().Function.Name == name {
 					msg = fmt.Sprintf("The tool %s cannot be used now: %s.", name, bl.Detail)
 				}
 			}
