@@ -90,7 +90,7 @@ func (a *App) MailIndexer(ctx context.Context) (*mailbox.Indexer, error) {
 // Close releases what the App opened, the MCP servers it started
 // included.
 func (a *App) Close() error {
-	a.closeMCP()
+	a.CloseMCP()
 	if a.mail.refresh != nil {
 		a.mail.refresh.Wait()
 	}

@@ -146,21 +146,8 @@ func (a *App) addMCPTools(ctx context.Context) {
 	}
 }
 
-// closeMCP stops every MCP server this App started.
-func (a *App) closeMCP() {
-	var wg sync.WaitGroup
-	for _, s := range a.MCP {
-		if s.Conn == nil {
-			continue
-		}
-		wg.Add(1)
-		go func(c *client.Conn) {
-			defer wg.Done()
-			_ = c.Close()
-		}(s.Conn)
-	}
-	wg.Wait()
-}
+// CloseMCP stops every MCP server this App started.
+func (a *App) CloseMCP() { a.CloseMCPServers(a.MCP) }
 
 // MCPProblems are one line each for what the user should know about the
 // MCP servers of this App: servers that failed, and tools left out,
@@ -214,4 +201,24 @@ func (a *App) MCPClientConfidence() (c policy.Confidence, locked bool, plugin st
 func MCPTool(t tool.Tool) (*client.Tool, bool) {
 	c, ok := t.(*client.Tool)
 	return c, ok
+}
+
+// MailboxName names the mailbox or MCP server an outbound requirement
+// names, and false when it has been removed.
+func (a *App) MailboxName(id string) (string, bool) { return a.mailboxName(id) }
+
+// CloseMCPServers stops the servers ConnectMCPServers started.
+func (a *App) CloseMCPServers(servers []MCPServer) {
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		if s.Conn == nil {
+			continue
+		}
+		wg.Add(1)
+		go func(c *client.Conn) {
+			defer wg.Done()
+			_ = c.Close()
+		}(s.Conn)
+	}
+	wg.Wait()
 }

@@ -105,11 +105,24 @@ func Connect(ctx context.Context, srv Server, opts Options) (*Conn, error) {
 	defer c.mu.Unlock()
 	listed, err := c.connectLocked(ctx)
 	if err != nil {
-		return nil, c.red.Error(fmt.Errorf("MCP server %q: %w", srv.ID, err))
+		return nil, &StartError{err: c.red.Error(fmt.Errorf("MCP server %q: %w", srv.ID, err)), stderr: c.Stderr()}
 	}
 	c.buildTools(ctx, listed)
 	return c, nil
 }
+
+// StartError says why a server could not be used when Steward connected.
+type StartError struct {
+	err    error
+	stderr string
+}
+
+func (e *StartError) Error() string { return e.err.Error() }
+func (e *StartError) Unwrap() error { return e.err }
+
+// Stderr is the end of what the server wrote to its standard error, with
+// its secrets removed; for the user only, never for a log.
+func (e *StartError) Stderr() string { return e.stderr }
 
 // expand resolves ${VAR} in everything the transport uses.
 func (c *Conn) expand() error {
