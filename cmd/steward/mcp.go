@@ -958,3 +958,12 @@ sending data anywhere with untrusted content.`,
 	addPolicyFlags(cmd)
 	return cmd
 }
+
+// outboundDemander names who demanded a chat's outbound restriction: a
+// mailbox or an MCP server.
+func outboundDemander(o policy.OutboundRequirement) string {
+	if _, ok := o.MCPServer(); ok {
+		return fmt.Sprintf("MCP server %q", o.MailboxName)
+	}
+	return fmt.Sprintf("mailbox %q", o.MailboxName)
+}

@@ -189,7 +189,7 @@ func lenientRegexp(s string) (jsonschema.Regexp, error) {
 
 type anyMatch string
 
-func (a anyMatch) String() string         { return string(a) }
+func (a anyMatch) String() string          { return string(a) }
 func (a anyMatch) MatchString(string) bool { return true }
 
 func oneLine(s string) string {

@@ -37,7 +37,7 @@ func (f *fakeTool) Execute(context.Context, json.RawMessage, tool.ExecContext) (
 func newTool(id string, kind policy.OutboundData, min policy.Confidence, res tool.Result) *fakeTool {
 	return &fakeTool{Base: tool.Base{Def: tool.Definition{ID: id, VisibleIn: tool.DefaultVisibility(), MinimumConfidence: min,
 		SystemPromptInstructions: id + ": use it well.",
-		Function: tool.Function{Name: id, Description: "Does " + id + ".", Parameters: json.RawMessage(`{"type":"object","properties":{},"required":[],"additionalProperties":false}`)}}},
+		Function:                 tool.Function{Name: id, Description: "Does " + id + ".", Parameters: json.RawMessage(`{"type":"object","properties":{},"required":[],"additionalProperties":false}`)}}},
 		outbound: kind, result: res}
 }
 
@@ -141,7 +141,10 @@ func TestClientConfidenceDecidesWhatIsListed(t *testing.T) {
 
 func TestAnnotationsTellTheTruth(t *testing.T) {
 	f := newFixture(t)
-	tools := listed(t, func() *mcp.ClientSession { cs, _ := connect(t, New(Options{Registry: f.reg, Confidence: policy.High})); return cs }())
+	tools := listed(t, func() *mcp.ClientSession {
+		cs, _ := connect(t, New(Options{Registry: f.reg, Confidence: policy.High}))
+		return cs
+	}())
 	for name, wantOpen := range map[string]bool{"read_mail": false, "web_search": true, "search_wiki": false, "secret_note": false} {
 		a := tools[name].Annotations
 		if a == nil || !a.ReadOnlyHint || !a.IdempotentHint || a.OpenWorldHint == nil || *a.OpenWorldHint != wantOpen || a.DestructiveHint == nil || *a.DestructiveHint {
