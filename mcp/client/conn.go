@@ -572,6 +572,11 @@ func (c *Conn) live(ctx context.Context) (*mcp.ClientSession, error) {
 	if c.closed {
 		return nil, fmt.Errorf("the connection to the MCP server %q is closed", c.srv.Name)
 	}
+	if c.proc != nil && c.ended == nil {
+		if done, err := c.proc.exited(); done {
+			c.ended = fmt.Errorf("it stopped (%s)", exitText(err))
+		}
+	}
 	if c.session != nil && c.ended == nil {
 		return c.session, nil
 	}
@@ -630,15 +635,24 @@ func (c *Conn) callError(ctx context.Context, err error) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// Whatever went wrong below leaves a connection Steward cannot trust:
+	// the next call starts the server again.
+	if c.ended == nil {
+		c.ended = err
+	}
+	c.lastAttempt = time.Time{}
+	if strings.Contains(err.Error(), "exceeded the configured maximum line length") {
+		return fmt.Errorf("the MCP server %q sent a message larger than %d MiB, which Steward does not read; the connection was closed and the server is started again for the next call", c.srv.Name, MaxFrameBytes>>20)
+	}
 	if c.proc != nil {
 		if done, werr := c.proc.exited(); done {
 			return fmt.Errorf("the MCP server %q stopped (%s) during the call; it is started again for the next call", c.srv.Name, exitText(werr))
 		}
 	}
-	if errors.Is(err, mcp.ErrConnectionClosed) || c.ended != nil {
+	if errors.Is(err, mcp.ErrConnectionClosed) {
 		return fmt.Errorf("the MCP server %q broke the connection (it may have answered with something that is not MCP); it is started again for the next call", c.srv.Name)
 	}
-	return fmt.Errorf("the MCP server %q answered with something Steward cannot read: %s", c.srv.Name, oneLine(err.Error()))
+	return fmt.Errorf("the MCP server %q answered with something Steward cannot read (%s); it is started again for the next call", c.srv.Name, oneLine(err.Error()))
 }
 
 // serverError is the server's own refusal of a call. Its message was
