@@ -207,8 +207,11 @@ func (c *Conn) connectLocked(ctx context.Context) ([]*mcp.Tool, error) {
 	})
 	session, err := client.Connect(ctx, t, nil)
 	if err != nil {
+		// Word the failure before stopping the process, so that a server
+		// Steward stops is not reported as one that stopped.
+		werr := c.startError(ctx, err)
 		c.stopProcLocked()
-		return nil, c.startError(ctx, err)
+		return nil, werr
 	}
 	var listed []*mcp.Tool
 	pages := 0
@@ -216,9 +219,10 @@ func (c *Conn) connectLocked(ctx context.Context) ([]*mcp.Tool, error) {
 	for {
 		res, err := session.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
+			werr := c.startError(ctx, fmt.Errorf("listing its tools: %w", err))
 			_ = session.Close()
 			c.stopProcLocked()
-			return nil, c.startError(ctx, fmt.Errorf("listing its tools: %w", err))
+			return nil, werr
 		}
 		listed = append(listed, res.Tools...)
 		pages++
@@ -258,7 +262,7 @@ func (c *Conn) startError(ctx context.Context, err error) error {
 		return fmt.Errorf("it did not answer within %s (startup timeout)", c.srv.StartupTimeout)
 	}
 	if c.proc != nil {
-		if done, werr := c.proc.exited(); done {
+		if done, werr := c.proc.exitedWithin(500 * time.Millisecond); done {
 			return fmt.Errorf("it stopped while starting (%v)%s", exitText(werr), c.stderrHint())
 		}
 	}
@@ -645,7 +649,7 @@ func (c *Conn) callError(ctx context.Context, err error) error {
 		return fmt.Errorf("the MCP server %q sent a message larger than %d MiB, which Steward does not read; the connection was closed and the server is started again for the next call", c.srv.Name, MaxFrameBytes>>20)
 	}
 	if c.proc != nil {
-		if done, werr := c.proc.exited(); done {
+		if done, werr := c.proc.exitedWithin(500 * time.Millisecond); done {
 			return fmt.Errorf("the MCP server %q stopped (%s) during the call; it is started again for the next call", c.srv.Name, exitText(werr))
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -75,8 +76,13 @@ type process struct {
 	stderr *stderrTail
 	done   chan struct{}
 	err    error // of Wait, once done is closed
+	// stoppedByUs is set before done closes: Steward had begun to stop it.
+	stoppedByUs bool
 
 	closeOnce sync.Once
+	// stopping is set once Steward began to stop the process, so that its
+	// end is not taken for a crash.
+	stopping atomic.Bool
 }
 
 // startProcess starts command with args and env as a server.
@@ -103,15 +109,23 @@ func startProcess(command string, args, env []string, stderr *stderrTail) (*proc
 	p := &process{cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderr, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
+		p.stoppedByUs = p.stopping.Load()
 		close(p.done)
 	}()
 	return p, nil
 }
 
-// exited reports whether the process ended, and how.
+// exited reports whether the process ended on its own, and how; a
+// process Steward is stopping counts as not exited.
 func (p *process) exited() (bool, error) {
 	select {
 	case <-p.done:
+		// A process Steward stopped ends with status 0 or by a signal; one
+		// that failed on its own says so with its exit code.
+		var ee *exec.ExitError
+		if p.stoppedByUs && (p.err == nil || errors.As(p.err, &ee) && ee.ExitCode() == -1) {
+			return false, nil
+		}
 		return true, p.err
 	default:
 		return false, nil
@@ -123,6 +137,7 @@ func (p *process) exited() (bool, error) {
 // SIGKILL after another. Only this process group is signalled.
 func (p *process) stop() {
 	p.closeOnce.Do(func() {
+		p.stopping.Store(true)
 		_ = p.stdin.Close()
 		select {
 		case <-p.done:
@@ -153,4 +168,14 @@ type procTransport struct{ p *process }
 func (t procTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	io := &mcp.IOTransport{Reader: t.p.stdout, Writer: procWriter{t.p}, MaxLineLength: MaxFrameBytes}
 	return io.Connect(ctx)
+}
+
+// exitedWithin waits up to d for the process to end, as it does right
+// after its stream closed, and then reports as exited does.
+func (p *process) exitedWithin(d time.Duration) (bool, error) {
+	select {
+	case <-p.done:
+	case <-time.After(d):
+	}
+	return p.exited()
 }
