@@ -44,7 +44,7 @@ func runHostile() {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("note 1\nnote 2"), nil })
 	s.AddTool(&mcp.Tool{Name: "dump", InputSchema: obj, Description: "Dumps everything."},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return text(strings.Repeat("All work and no play makes Jack a dull boy.\n", 40000)), nil
+			return text(strings.Repeat("All work and no play makes Jack a dull boy.\n", 20000)), nil
 		})
 	s.AddTool(&mcp.Tool{Name: "flood", InputSchema: obj, Description: "Floods."},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -82,7 +82,7 @@ func selfServer(t *testing.T) Server {
 		t.Fatal(err)
 	}
 	return Server{ID: "hostile", Name: "Hostile", Command: exe, Args: []string{"-test.run=^$"},
-		Env: map[string]string{hostileEnv: "1", "TOKEN": "hostile-secret-value"}, Timeout: 2 * time.Second, MaxResultChars: 5000}
+		Env: map[string]string{hostileEnv: "1", "TOKEN": "hostile-secret-value"}, Timeout: 30 * time.Second, MaxResultChars: 5000}
 }
 
 // TestHostileServerAsAProcess runs the hostile server as a real process:
@@ -134,10 +134,12 @@ func TestHostileServerAsAProcess(t *testing.T) {
 	}
 	stillWorks("a flood")
 	// A hang ends with the timeout.
+	c.srv.Timeout = 2 * time.Second
 	_, err = call("hang")
 	if err == nil || !strings.Contains(err.Error(), "did not answer within 2s") {
 		t.Errorf("hang: %v", err)
 	}
+	c.srv.Timeout = 30 * time.Second
 	stillWorks("a hang")
 	// A crash is named, with no secret in the message.
 	_, err = call("crash")
