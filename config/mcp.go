@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stewardhq/steward/credhttp"
 	"github.com/stewardhq/steward/policy"
 )
 
@@ -242,6 +243,9 @@ func ParseOutboundData(s string) (policy.OutboundData, error) {
 // looksSecretName reports whether a header or variable name suggests a
 // credential, which an organization plugin must then give encrypted.
 func looksSecretName(name string) bool {
+	if credhttp.IsSecretHeader(name) {
+		return true
+	}
 	n := strings.ToLower(name)
 	for _, w := range []string{"auth", "token", "key", "secret", "password", "passwd", "cookie", "credential", "session"} {
 		if strings.Contains(n, w) {

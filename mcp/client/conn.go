@@ -178,7 +178,7 @@ func (c *Conn) transport(ctx context.Context) (mcp.Transport, error) {
 		return procTransport{p}, nil
 	case HTTP, SSE:
 		origin, _ := url.Parse(c.url)
-		hc := secretClient(c.opts.HTTPClient, fmt.Sprintf("%q (its url)", c.srv.ID), origin, c.headers)
+		hc := secretClient(c.opts.HTTPClient, fmt.Sprintf("MCP server %s (its url)", c.srv.ID), origin, c.headers)
 		if c.srv.Type == SSE {
 			return &mcp.SSEClientTransport{Endpoint: c.url, HTTPClient: hc}, nil
 		}
