@@ -301,7 +301,6 @@ func (c *Conn) buildTools(ctx context.Context, listed []*mcp.Tool) {
 		schema *schemaDoc
 		name   string
 		desc   string
-		strict bool
 	}
 	var cands []*cand
 	seen := map[string]bool{}

@@ -166,8 +166,8 @@ func (w procWriter) Close() error                { w.p.stop(); return nil }
 type procTransport struct{ p *process }
 
 func (t procTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	io := &mcp.IOTransport{Reader: t.p.stdout, Writer: procWriter{t.p}, MaxLineLength: MaxFrameBytes}
-	return io.Connect(ctx)
+	it := &mcp.IOTransport{Reader: t.p.stdout, Writer: procWriter(t), MaxLineLength: MaxFrameBytes}
+	return it.Connect(ctx)
 }
 
 // exitedWithin waits up to d for the process to end, as it does right
