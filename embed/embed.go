@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/stewardhq/steward/credhttp"
 )
 
 // Embedder turns texts into vectors. The provider receives every text and
@@ -121,7 +123,7 @@ func (c Config) Validate() error {
 const maxResponse = 64 << 20
 
 // New builds the client for an embedding configuration. apiKey may be empty
-// (Ollama, local servers); client nil means http.DefaultClient.
+// (Ollama, local servers); client nil means a default client.
 func New(c Config, apiKey string, client *http.Client) (Embedder, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -144,12 +146,10 @@ func New(c Config, apiKey string, client *http.Client) (Embedder, error) {
 }
 
 // secretClient is the one place the client that carries the API key is
-// made.
+// made: the key travels in a header and the body holds mail or document
+// text, so redirects stay within the configured origin.
 func secretClient(base *http.Client) *http.Client {
-	if base == nil {
-		return http.DefaultClient
-	}
-	return base
+	return credhttp.Client(base, "the base URL of the embedding provider")
 }
 
 type httpEmbedder struct {

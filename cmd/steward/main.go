@@ -38,16 +38,23 @@ type env struct {
 	// tweak adjusts the app's options; only in-process tests set it, to
 	// inject a resolver and dialer that keep traffic on loopback.
 	tweak func(*app.Options)
+	// started holds the apps that started MCP servers, stopped when the
+	// command ends; run sets it.
+	started *startedApps
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+	code := run(ctx, os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, tweak: testNetwork(os.Getenv)})
 	stop()
 	os.Exit(code)
 }
 
 func run(ctx context.Context, args []string, e env) int {
+	if e.started == nil {
+		e.started = &startedApps{}
+	}
+	defer e.started.stop()
 	root := newRoot(e)
 	root.SetArgs(args)
 	root.SetIn(e.stdin)
