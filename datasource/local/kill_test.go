@@ -49,7 +49,7 @@ func child(dir, db, embedURL string) int {
 
 // A killed indexer leaves a consistent index, and the next run completes
 // it: the child is killed with SIGKILL in the middle of indexing and
-// embedding, the index passes SQLite's and its own checks, and a resumed
+// embedding (at the report of its first commit), the index passes SQLite's and its own checks, and a resumed
 // run ends with every file indexed and every chunk embedded.
 func TestKilledIndexerResumes(t *testing.T) {
 	if testing.Short() {
