@@ -15,13 +15,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stewardhq/steward/embed"
 	"github.com/stewardhq/steward/internal/dovetest"
 	"github.com/stewardhq/steward/internal/embedtest"
+	"github.com/stewardhq/steward/internal/testenv"
 	"github.com/stewardhq/steward/mailbox"
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/store/mailindex"
@@ -124,14 +124,6 @@ func (u *usage) add(v usage) {
 	u.chunks += v.chunks
 	u.embedded += v.embedded
 	u.itemsDone += v.itemsDone
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // groupCPU is the CPU time spent so far by the processes of the process
@@ -240,9 +232,9 @@ func measureRun(f func(u *usage) error) (usage, error) {
 		}
 	}()
 	var u usage
-	c0, t0 := cpuTime(), time.Now()
+	c0, t0 := testenv.ProcessCPU(), time.Now()
 	err := f(&u)
-	u.wall, u.cpu = time.Since(t0), cpuTime()-c0
+	u.wall, u.cpu = time.Since(t0), testenv.ProcessCPU()-c0
 	close(stop)
 	wg.Wait()
 	u.peakHeap = peak.Load()
