@@ -19,6 +19,7 @@ import (
 
 	"github.com/stewardhq/steward/embed"
 	"github.com/stewardhq/steward/internal/embedtest"
+	"github.com/stewardhq/steward/internal/testenv"
 )
 
 // hashModel is the loopback embedding server's stand-in model for
@@ -191,9 +192,9 @@ func BenchmarkSyncAndSearch(b *testing.B) {
 		}
 	}()
 	b.ResetTimer()
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), testenv.ProcessCPU()
 	st, err := ix.Sync(ctx, Spec{ID: "bench", Path: dir, Embedder: emb, MaxChunkTokens: 512, OverlapTokens: 64}, nil)
-	dur := time.Since(t0)
+	dur, cpu := time.Since(t0), testenv.ProcessCPU()-cpu0
 	close(stop)
 	wg.Wait()
 	b.StopTimer()
@@ -233,6 +234,7 @@ func BenchmarkSyncAndSearch(b *testing.B) {
 	}
 	b.ReportMetric(float64(total)/1e6/dur.Seconds(), "MB/s")
 	b.ReportMetric(float64(n)/dur.Seconds(), "docs/s")
+	b.ReportMetric(cpu.Seconds()/(float64(total)/1e6), "cpu_s/MB")
 	b.ReportMetric(float64(st.Chunks), "chunks")
 	b.ReportMetric(benchPercentile(wd, 0.5), "words_p50_ms")
 	b.ReportMetric(benchPercentile(wd, 0.95), "words_p95_ms")
