@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/stewardhq/steward/config"
 	"github.com/stewardhq/steward/policy"
@@ -64,6 +65,9 @@ type App struct {
 	webOnce    webParts
 	mail       mailParts
 	webOptions web.ServiceOptions
+	// settingsMu guards a.User.Tools, which SetToolSetting replaces while
+	// other goroutines may read it.
+	settingsMu sync.RWMutex
 }
 
 // Open reads the configuration and builds everything a run needs. A plugin

@@ -48,7 +48,7 @@ func (a *App) wiki() (*url.URL, bool) {
 	}
 	if v == "" && a.User != nil {
 		id, field, _ := strings.Cut(wikiSettingKey, ".")
-		v, _ = a.User.ToolValue(id, field)
+		v, _ = a.userToolValue(id, field)
 	}
 	if v == "" {
 		return nil, false

@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/stewardhq/steward/config"
+	"github.com/stewardhq/steward/app"
 )
 
 func newSettingsCmd(e env) *cobra.Command {
@@ -79,55 +80,35 @@ read, and are never printed.`,
 				fmt.Fprintf(e.stdout, "%s.%s = %s  [%s]\n", toolID, field, val, rf.Origin)
 				return nil
 			case "set", "unset":
-				if rf.LockedBy != "" {
-					return fmt.Errorf("%s.%s is locked by the organization plugin %q and cannot be changed", toolID, field, rf.LockedBy)
-				}
 				value := ""
 				if args[0] == "set" {
 					value = args[2]
 					if value == "-" {
-						b := make([]byte, 0, 256)
-						buf := make([]byte, 4096)
-						for {
-							n, err := e.stdin.Read(buf)
-							b = append(b, buf[:n]...)
-							if err != nil {
-								break
-							}
+						b, err := io.ReadAll(io.LimitReader(e.stdin, 1<<20))
+						if err != nil {
+							return fmt.Errorf("reading the value from stdin: %w", err)
 						}
 						value = strings.TrimSpace(string(b))
 					}
-					if len(f.Enum) > 0 && !contains(f.Enum, value) {
-						return usagef("%s.%s must be one of %s, not %q", toolID, field, strings.Join(f.Enum, ", "), value)
-					}
 				}
-				if f.Secret {
-					if err := a.Secrets.Set("tool::"+toolID, field, value); err != nil {
-						return fmt.Errorf("storing the secret in %s: %w", a.Secrets.Where(), err)
-					}
-					fmt.Fprintf(e.stderr, "%s.%s %s in %s.\n", toolID, field, map[bool]string{true: "stored", false: "removed"}[value != ""], a.Secrets.Where())
-					return nil
+				where, err := a.SetToolSetting(cmd.Context(), args[1], value)
+				if se, ok := app.AsSettingError(err); ok && se.Usage {
+					return usageError{err}
 				}
-				a.User.SetToolValue(toolID, field, value)
-				if err := a.SaveUserSettings(); err != nil {
+				if err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stderr, "%s.%s %s in %s.\n", toolID, field, map[bool]string{true: "saved", false: "removed"}[value != ""], config.UserSettingsPath(a.ConfigDir))
+				verb := map[bool]string{true: "saved", false: "removed"}[value != ""]
+				if f.Secret {
+					verb = map[bool]string{true: "stored", false: "removed"}[value != ""]
+				}
+				fmt.Fprintf(e.stderr, "%s.%s %s in %s.\n", toolID, field, verb, where)
 				return nil
 			}
 			return nil
 		},
 	}
 	return cmd
-}
-
-func contains(list []string, v string) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func newConfigCmd(e env) *cobra.Command {
