@@ -121,4 +121,3 @@ func newProvidersCmd(e env) *cobra.Command {
 	cmd.Flags().Bool("json", false, "write JSON")
 	return cmd
 }
-
