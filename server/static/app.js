@@ -13,6 +13,7 @@
     providers: [],
     streaming: null, // {chatId, abort}
     view: "chat",
+    toolEdits: 0,
   };
 
   function el(tag, cls, text) {
@@ -320,8 +321,11 @@
     if ($("provider").value) params.set("provider", $("provider").value);
     if ($("model").value) params.set("model", $("model").value);
     if (state.chat) params.set("chat", state.chat.id);
+    const edits = state.toolEdits;
     try {
       const data = await api("GET", "/api/tools?" + params.toString());
+      // A choice made while the list was asked for wins over the answer.
+      if (edits !== state.toolEdits) data.selected = selectedTools();
       renderTools(data);
     } catch (e) {
       $("tool-list").replaceChildren(el("p", "why", "Could not list the tools: " + e.message));
@@ -369,6 +373,7 @@
   }
 
   async function saveTools() {
+    state.toolEdits++;
     if (!state.chat) return;
     try {
       state.chat = await api("PATCH", "/api/chats/" + encodeURIComponent(state.chat.id), { tools: selectedTools() });
@@ -759,6 +764,10 @@
       const m = /#chat=([^&]+)/.exec(location.hash);
       if (m) openChat(decodeURIComponent(m[1]));
       else loadProviders().then(loadTools);
+    });
+    window.addEventListener("hashchange", () => {
+      const m = /#chat=([^&]+)/.exec(location.hash);
+      if (m && (!state.chat || state.chat.id !== decodeURIComponent(m[1]))) openChat(decodeURIComponent(m[1]));
     });
     setInterval(() => {
       if (!document.hidden) loadChats();
