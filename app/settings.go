@@ -137,14 +137,6 @@ func (a *App) SetToolSetting(ctx context.Context, key, value string) (where stri
 	return path, nil
 }
 
-// userToolValue reads the user's saved value of a tool setting under the
-// settings lock.
-func (a *App) userToolValue(toolID, field string) (string, bool) {
-	a.settingsMu.RLock()
-	defer a.settingsMu.RUnlock()
-	return a.User.ToolValue(toolID, field)
-}
-
 func (a *App) settingField(key string) (toolID, field string, err error) {
 	toolID, field, ok := strings.Cut(key, ".")
 	if !ok || toolID == "" || field == "" {
