@@ -67,6 +67,9 @@ func (r providerRequest) toolResults() int {
 type reply struct {
 	frames []string
 	gap    time.Duration
+	// stamped > 0 streams that many text deltas instead of frames, each
+	// "<number>@<unix nanoseconds>;" stamped when it is written.
+	stamped int
 }
 
 // scripted is a Chat Completions server on loopback that answers each
@@ -92,13 +95,21 @@ func newScripted(t testing.TB, script func(providerRequest) reply) *scripted {
 		rep := s.script(req)
 		w.Header().Set("Content-Type", "text/event-stream")
 		fl := w.(http.Flusher)
-		for _, f := range rep.frames {
+		frames := rep.frames
+		if rep.stamped > 0 {
+			frames = make([]string, rep.stamped+1)
+			frames[rep.stamped] = textFrames()[0]
+		}
+		for i, f := range frames {
 			if rep.gap > 0 {
 				select {
 				case <-time.After(rep.gap):
 				case <-r.Context().Done():
 					return
 				}
+			}
+			if rep.stamped > 0 && i < rep.stamped {
+				f = textFrames(fmt.Sprintf("%d@%d;", i, time.Now().UnixNano()))[0]
 			}
 			fmt.Fprintf(w, "data: %s\n\n", f)
 			fl.Flush()
@@ -151,6 +162,8 @@ type envOptions struct {
 	user    func(*config.UserSettings)
 	home    string
 	maxBody int64
+	// wrap wraps the server's handler, for measurements.
+	wrap func(http.Handler) http.Handler
 }
 
 // loopbackClient reaches only loopback; any other address fails the test.
@@ -235,6 +248,9 @@ func newEnv(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	e.http.Config.Handler = e.srv.Handler()
+	if o.wrap != nil {
+		e.http.Config.Handler = o.wrap(e.http.Config.Handler)
+	}
 	e.http.Start()
 	t.Cleanup(e.close)
 	return e
