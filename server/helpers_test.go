@@ -120,12 +120,6 @@ func newScripted(t testing.TB, script func(providerRequest) reply) *scripted {
 	return s
 }
 
-func (s *scripted) requests() []providerRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]providerRequest(nil), s.reqs...)
-}
-
 // textFrames streams text in parts and ends the answer.
 func textFrames(parts ...string) []string {
 	var out []string
