@@ -70,6 +70,11 @@ func Load(ctx context.Context, dir string, opts Options) (*Effective, error) {
 				return nil, err
 			}
 			p, probs, err := LoadPlugin(ctx, f, group.org, opts)
+			if ctx.Err() != nil {
+				// Ctrl-C while a plugin ran: stop here, not with a
+				// half-read configuration.
+				return nil, ctx.Err()
+			}
 			eff.Problems = append(eff.Problems, probs...)
 			if err != nil {
 				eff.Problems = append(eff.Problems, Problem{File: f, Line: errLine(err), Message: "the plugin was not loaded: " + cleanLuaError(err)})

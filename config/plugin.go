@@ -111,6 +111,12 @@ type Options struct {
 	KnownToolField func(toolID, field string) bool
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
+	// Isolation runs each plugin in a child process that can be stopped at
+	// any point; nil runs plugins in this process, where the limits hold
+	// inside every library function but a single instruction of the Lua
+	// virtual machine may overshoot the memory limit before it is stopped.
+	// Programs that load plugins they do not control should set it.
+	Isolation *ChildProcess
 }
 
 // Known keys of CONFIG["SETTINGS"] other than tool settings, with the kind
@@ -154,7 +160,13 @@ func LoadPlugin(ctx context.Context, path string, org bool, opts Options) (*Plug
 		getenv = os.Getenv
 	}
 	src, _ := os.ReadFile(path)
-	globals, err := runLua(ctx, path, opts.Limits)
+	var globals map[string]any
+	var err error
+	if opts.Isolation != nil {
+		globals, err = opts.Isolation.run(ctx, path, opts.Limits)
+	} else {
+		globals, err = runLua(ctx, path, opts.Limits)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
