@@ -34,6 +34,10 @@ type Options struct {
 	// Web configures the page retrieval service; the zero value is the
 	// production service. Tests inject a resolver and a dialer here.
 	Web web.ServiceOptions
+	// PluginIsolation runs each configuration plugin in a child process
+	// that can be stopped at any point (see config.ChildProcess); nil runs
+	// plugins in this process.
+	PluginIsolation *config.ChildProcess
 }
 
 // App is Steward, wired.
@@ -92,7 +96,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	}
 	// The configuration comes first: tools such as the mail tools are
 	// built from it. Tool setting keys are checked once the tools exist.
-	a.Org, err = config.Load(ctx, a.ConfigDir, config.Options{Getenv: a.getenv})
+	a.Org, err = config.Load(ctx, a.ConfigDir, config.Options{Getenv: a.getenv, Isolation: opts.PluginIsolation})
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +124,21 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Logger:        a.Logger,
 	}, a.Tools, a.collections())
 	return a, nil
+}
+
+// Notices are the configuration problems every command reports, one line
+// each: plugins that were not loaded, security settings that could not be
+// read and count as their strictest value, and local definitions refused
+// because an organization plugin defines the same ID. The other problems
+// are listed by `steward config check`.
+func (a *App) Notices() []string {
+	var out []string
+	for _, p := range a.Org.Problems {
+		if p.Always() {
+			out = append(out, p.String())
+		}
+	}
+	return out
 }
 
 // checkToolSettingKeys reports tool settings of plugins that name no tool
