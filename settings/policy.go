@@ -145,3 +145,9 @@ func (p Policy) PreviewEnabled(feature string) bool {
 	}
 	return false
 }
+
+// PreviewFeatures lists the preview features Steward knows, those that are
+// released (always on) included, in the order they were introduced.
+func PreviewFeatures() []string {
+	return append([]string{PreviewRAG}, append(slices.Clone(released), PreviewMailboxes)...)
+}

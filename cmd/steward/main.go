@@ -104,6 +104,7 @@ that keep each piece of data where your organization allows it.`,
 	for _, c := range extraCommands(e) {
 		root.AddCommand(c)
 	}
+	addConfigCommands(root, e)
 	return root
 }
 
