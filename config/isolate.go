@@ -40,11 +40,15 @@ type ChildProcess struct {
 func IsChild() bool { return os.Getenv(SandboxEnv) == "1" }
 
 type childRequest struct {
-	Path   string
+	Paths  []string
 	Limits Limits
 }
 
 type childReply struct {
+	// Ready is the child's first reply: it started and runs the plugins
+	// now, so the time limit of the first one starts here.
+	Ready   bool
+	Index   int
 	Globals map[string]wireValue
 	Err     string
 	// Kind is "time", "memory" or "" for a Lua error.
@@ -110,47 +114,51 @@ func fromWire(w wireValue) any {
 	return nil
 }
 
-// ServeChild reads one request from stdin, runs the plugin in this process
-// under its limits and writes the result to stdout. It returns the exit
-// code for the process.
+// ServeChild reads one request from stdin, runs its plugins one after the
+// other in this process under their limits and writes each result to
+// stdout as soon as it has it. It returns the exit code for the process.
 func ServeChild(stdin io.Reader, stdout io.Writer) int {
 	var req childRequest
-	if err := gob.NewDecoder(io.LimitReader(stdin, 1<<16)).Decode(&req); err != nil {
+	if err := gob.NewDecoder(io.LimitReader(stdin, 1<<20)).Decode(&req); err != nil {
 		fmt.Fprintf(os.Stderr, "plugin sandbox: reading the request: %v\n", err)
 		return 2
 	}
 	lim := req.Limits.withDefaults()
 	limitAddressSpace(lim.Memory)
-	globals, err := runLua(context.Background(), req.Path, lim)
-	rep := childReply{Globals: map[string]wireValue{}}
-	for k, v := range globals {
-		rep.Globals[k] = toWire(v)
-	}
-	switch {
-	case errors.Is(err, ErrTimeLimit):
-		rep.Kind = "time"
-	case errors.Is(err, ErrMemoryLimit):
-		rep.Kind = "memory"
-	case err != nil:
-		rep.Err = err.Error()
-	}
-	if err := gob.NewEncoder(stdout).Encode(rep); err != nil {
-		fmt.Fprintf(os.Stderr, "plugin sandbox: writing the result: %v\n", err)
+	enc := gob.NewEncoder(stdout)
+	if err := enc.Encode(childReply{Ready: true}); err != nil {
 		return 2
+	}
+	for i, path := range req.Paths {
+		globals, err := runLua(context.Background(), path, lim)
+		rep := childReply{Index: i, Globals: map[string]wireValue{}}
+		for k, v := range globals {
+			rep.Globals[k] = toWire(v)
+		}
+		switch {
+		case errors.Is(err, ErrTimeLimit):
+			rep.Kind = "time"
+		case errors.Is(err, ErrMemoryLimit):
+			rep.Kind = "memory"
+		case err != nil:
+			rep.Err = err.Error()
+		}
+		if err := enc.Encode(rep); err != nil {
+			fmt.Fprintf(os.Stderr, "plugin sandbox: writing the result: %v\n", err)
+			return 2
+		}
 	}
 	return 0
 }
 
-// cappedBuffer keeps at most max bytes and remembers that more came.
+// cappedBuffer keeps at most max bytes.
 type cappedBuffer struct {
 	bytes.Buffer
-	max  int
-	over bool
+	max int
 }
 
 func (c *cappedBuffer) Write(p []byte) (int, error) {
 	if room := c.max - c.Len(); len(p) > room {
-		c.over = true
 		if room > 0 {
 			c.Buffer.Write(p[:room])
 		}
@@ -159,61 +167,178 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 	return c.Buffer.Write(p)
 }
 
-// run starts the child for one plugin and waits for it, for at most the
-// time limit.
-func (c *ChildProcess) run(ctx context.Context, path string, lim Limits) (map[string]any, error) {
+// runResult is what running one plugin left: its globals or why not.
+type runResult struct {
+	globals map[string]any
+	err     error
+}
+
+// childStartTimeout bounds how long a child may take to start before its
+// first plugin's time begins.
+const childStartTimeout = 10 * time.Second
+
+// runAll runs the plugins in one child process, one after the other, each
+// within the time limit. When a plugin has to be stopped (time, memory,
+// a crash), the child is killed and a new one runs the plugins after it.
+// When no child can be started at all, the plugins run in this process.
+func (c *ChildProcess) runAll(ctx context.Context, paths []string, lim Limits) []runResult {
 	lim = lim.withDefaults()
-	var req bytes.Buffer
-	if err := gob.NewEncoder(&req).Encode(childRequest{Path: path, Limits: lim}); err != nil {
-		return nil, err
+	out := make([]runResult, len(paths))
+	for next := 0; next < len(paths); {
+		if err := ctx.Err(); err != nil {
+			for ; next < len(paths); next++ {
+				out[next] = runResult{err: err}
+			}
+			break
+		}
+		n, err := c.runBatch(ctx, paths[next:], lim, out[next:])
+		next += n
+		if next < len(paths) {
+			out[next] = runResult{err: err}
+			next++
+		}
 	}
-	runCtx, cancel := context.WithTimeout(ctx, lim.Time)
-	defer cancel()
-	cmd := exec.CommandContext(runCtx, c.Executable)
+	return out
+}
+
+// runBatch starts one child for paths and fills out with its results. It
+// returns how many it filled; the plugin after those, if any, failed with
+// the error returned.
+func (c *ChildProcess) runBatch(ctx context.Context, paths []string, lim Limits, out []runResult) (int, error) {
+	var req bytes.Buffer
+	if err := gob.NewEncoder(&req).Encode(childRequest{Paths: paths, Limits: lim}); err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(c.Executable)
 	// Only the marker: a plugin needs nothing from the environment, and
 	// the child never sees a secret of the parent's.
 	cmd.Env = []string{SandboxEnv + "=1"}
 	cmd.Stdin = &req
-	out := &cappedBuffer{max: maxChildOutput}
 	errOut := &cappedBuffer{max: 16 << 10}
-	cmd.Stdout, cmd.Stderr = out, errOut
-	cmd.WaitDelay = 500 * time.Millisecond
-	err := cmd.Run()
-	if c.exited != nil && cmd.ProcessState != nil {
-		c.exited(cmd.ProcessState)
+	cmd.Stderr = errOut
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
 	}
-	switch {
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case runCtx.Err() != nil:
-		return nil, ErrTimeLimit
-	case err != nil:
-		if strings.Contains(errOut.String(), "out of memory") || strings.Contains(errOut.String(), "cannot allocate memory") {
-			return nil, ErrMemoryLimit
+	if err := cmd.Start(); err != nil {
+		// No child (the executable is gone or not allowed to run): the
+		// limits still hold inside the library functions in process.
+		for i, p := range paths {
+			g, err := runLua(ctx, p, lim)
+			out[i] = runResult{globals: g, err: err}
 		}
-		first, _, _ := strings.Cut(strings.TrimSpace(errOut.String()), "\n")
-		return nil, fmt.Errorf("the plugin's sandbox process failed (%v): %s", err, first)
-	case out.over:
-		return nil, fmt.Errorf("the plugin's configuration is larger than %d bytes", maxChildOutput)
+		return len(paths), nil
 	}
-	var rep childReply
-	if err := gob.NewDecoder(&out.Buffer).Decode(&rep); err != nil {
-		return nil, fmt.Errorf("reading the result of the plugin's sandbox process: %w", err)
+	exited := false
+	wait := func() {
+		if !exited {
+			exited = true
+			cmd.Wait()
+			if c.exited != nil && cmd.ProcessState != nil {
+				c.exited(cmd.ProcessState)
+			}
+		}
 	}
-	switch rep.Kind {
+	kill := func() {
+		cmd.Process.Kill()
+		wait()
+	}
+	replies := make(chan childReply, len(paths)+1)
+	ended := make(chan error, 1)
+	go func() {
+		dec := gob.NewDecoder(&limitedReader{r: stdout, left: maxChildOutput})
+		for {
+			var r childReply
+			if err := dec.Decode(&r); err != nil {
+				ended <- err
+				return
+			}
+			replies <- r
+		}
+	}()
+	timer := time.NewTimer(childStartTimeout)
+	defer timer.Stop()
+	filled, ready := 0, false
+	for filled < len(paths) {
+		select {
+		case r := <-replies:
+			timer.Reset(lim.Time)
+			if r.Ready {
+				ready = true
+				continue
+			}
+			out[filled] = r.result()
+			filled++
+		case <-timer.C:
+			kill()
+			if !ready {
+				return filled, fmt.Errorf("the plugin sandbox process did not start within %v", childStartTimeout)
+			}
+			return filled, ErrTimeLimit
+		case <-ctx.Done():
+			kill()
+			return filled, ctx.Err()
+		case err := <-ended:
+			if errors.Is(err, errTooLarge) {
+				kill()
+				return filled, fmt.Errorf("the plugin's configuration is larger than the %d bytes a plugin may hand over", maxChildOutput)
+			}
+			// The child ended before it answered for this plugin: the
+			// kernel refused it memory, or it crashed.
+			wait()
+			msg := errOut.String()
+			for _, oom := range []string{"out of memory", "cannot allocate memory", "failed to allocate"} {
+				if strings.Contains(msg, oom) {
+					// The Go runtime (or the race detector's) was refused
+					// memory beyond the address-space limit.
+					return filled, ErrMemoryLimit
+				}
+			}
+			first, _, _ := strings.Cut(strings.TrimSpace(msg), "\n")
+			return filled, fmt.Errorf("the plugin's sandbox process ended without an answer (%v, %v): %s", cmd.ProcessState, err, first)
+		}
+	}
+	wait()
+	return filled, nil
+}
+
+var errTooLarge = errors.New("too much output")
+
+// limitedReader reads at most left bytes, then fails with errTooLarge
+// (io.LimitReader would answer io.EOF, indistinguishable from the child's
+// end).
+type limitedReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+func (r childReply) result() runResult {
+	switch r.Kind {
 	case "time":
-		return nil, ErrTimeLimit
+		return runResult{err: ErrTimeLimit}
 	case "memory":
-		return nil, ErrMemoryLimit
+		return runResult{err: ErrMemoryLimit}
 	}
-	if rep.Err != "" {
-		return nil, errors.New(rep.Err)
+	if r.Err != "" {
+		return runResult{err: errors.New(r.Err)}
 	}
-	globals := make(map[string]any, len(rep.Globals))
-	for k, w := range rep.Globals {
+	globals := make(map[string]any, len(r.Globals))
+	for k, w := range r.Globals {
 		if v := fromWire(w); v != nil {
 			globals[k] = v
 		}
 	}
-	return globals, nil
+	return runResult{globals: globals}
 }

@@ -61,6 +61,17 @@ func Load(ctx context.Context, dir string, opts Options) (*Effective, error) {
 	orgFiles, localFiles := pluginFiles(dir)
 	eff := &Effective{Settings: map[string]Managed{}}
 	seen := map[string]*Plugin{}
+	// With isolation, every plugin runs in one child process (a new one
+	// only after a plugin had to be stopped), so a command pays for one
+	// process start, not one per plugin.
+	var isolated map[string]runResult
+	if opts.Isolation != nil {
+		files := append(append([]string{}, orgFiles...), localFiles...)
+		isolated = map[string]runResult{}
+		for i, r := range opts.Isolation.runAll(ctx, files, opts.Limits) {
+			isolated[files[i]] = r
+		}
+	}
 	for _, group := range []struct {
 		files []string
 		org   bool
@@ -69,7 +80,14 @@ func Load(ctx context.Context, dir string, opts Options) (*Effective, error) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			p, probs, err := LoadPlugin(ctx, f, group.org, opts)
+			var p *Plugin
+			var probs []Problem
+			var err error
+			if r, ok := isolated[f]; ok {
+				p, probs, err = readPlugin(f, group.org, opts, r.globals, r.err)
+			} else {
+				p, probs, err = LoadPlugin(ctx, f, group.org, opts)
+			}
 			if ctx.Err() != nil {
 				// Ctrl-C while a plugin ran: stop here, not with a
 				// half-read configuration.

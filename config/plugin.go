@@ -183,21 +183,28 @@ func AppSettingKeys() []string {
 // of the plugin usable are returned alongside it; an error means the plugin
 // could not be used at all.
 func LoadPlugin(ctx context.Context, path string, org bool, opts Options) (*Plugin, []Problem, error) {
+	var globals map[string]any
+	var err error
+	if opts.Isolation != nil {
+		res := opts.Isolation.runAll(ctx, []string{path}, opts.Limits)
+		globals, err = res[0].globals, res[0].err
+	} else {
+		globals, err = runLua(ctx, path, opts.Limits)
+	}
+	return readPlugin(path, org, opts, globals, err)
+}
+
+// readPlugin reads a plugin from the globals its run left, or fails with
+// the run's error.
+func readPlugin(path string, org bool, opts Options, globals map[string]any, err error) (*Plugin, []Problem, error) {
+	if err != nil {
+		return nil, nil, err
+	}
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	src, _ := os.ReadFile(path)
-	var globals map[string]any
-	var err error
-	if opts.Isolation != nil {
-		globals, err = opts.Isolation.run(ctx, path, opts.Limits)
-	} else {
-		globals, err = runLua(ctx, path, opts.Limits)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
 	p := &Plugin{Org: org, Path: path, src: src}
 	var probs []Problem
 	problem := func(key, format string, a ...any) {

@@ -295,7 +295,15 @@ func checkUnreadableIsStrictest(t *testing.T, key, value string) {
 	strict := strictestValues[key]()
 	if mm, ok := eff.Settings[key].Value.(map[string]any); ok && len(mm) > 0 && !isAllMap(mm) {
 		// A map that could be read as a map keeps its readable entries;
-		// the unreadable ones count as the strictest level.
+		// each unreadable one counts as the strictest level.
+		entryStrict := map[string]string{"DataTools.MinimumProviderConfidenceByToolId": "HIGH", "DataConfidence.CustomConfidenceScheme": "NONE"}[key]
+		for _, p := range security {
+			for k, v := range mm {
+				if strings.Contains(p.Message, fmt.Sprintf("[%q]", k)) && v != entryStrict {
+					t.Errorf("%s = %s: the unreadable entry %q counts as %v, not %s", key, value, k, v, entryStrict)
+				}
+			}
+		}
 		return
 	}
 	root2 := t.TempDir()
