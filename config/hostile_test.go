@@ -57,7 +57,7 @@ var hostilePlugins = []hostile{
 	{"repHuge", `x = string.rep("x", 2^31)` + "\n", "string.rep would build", false},
 	{"gsubBomb", `local s = string.rep("a", 2^20) x = s:gsub(".", s)` + "\n", "string.gsub would build", false},
 	{"gsubManyMatches", `local s = string.rep("a", 2^20) for i = 1, 1e6 do s = s:gsub("a", "a") end` + "\n", "time limit", false},
-	{"tableConcatBomb", `local s = string.rep("x", 2^20) local t = {} for i = 1, 1e5 do t[i] = s end x = table.concat(t)` + "\n", "table.concat would build", false},
+	{"tableConcatBomb", `local s = string.rep("x", 2^20) local t = {} for i = 1, 1e3 do t[i] = s end x = table.concat(t)` + "\n", "table.concat would build", false},
 	{"concatLoop", "local s = 'xxxxxxxxxxxxxxxx'\nwhile true do s = s .. s end\n", "limit", false},
 	{"unpack", `x = unpack({}, 1, 1e8)` + "\n", "too many results to unpack", false},
 	{"stringByte", `x = string.byte(string.rep("a", 2^20), 1, -1)` + "\n", "string.byte would return", false},

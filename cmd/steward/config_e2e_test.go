@@ -26,7 +26,7 @@ var hostileOrgPlugins = map[string]string{
 	"backtracking":    `x = string.find(string.rep("a", 60), string.rep("a?", 60) .. string.rep("a", 60))` + "\n",
 	"repoverflow":     `x = ("abcd"):rep(2^62)` + "\n",
 	"gsubbomb":        `local s = string.rep("a", 2^20) x = s:gsub(".", s)` + "\n",
-	"concatbomb":      `local s = string.rep("x", 2^20) local t = {} for i = 1, 1e5 do t[i] = s end x = table.concat(t)` + "\n",
+	"concatbomb":      `local s = string.rep("x", 2^20) local t = {} for i = 1, 1e3 do t[i] = s end x = table.concat(t)` + "\n",
 	"unpack":          `x = unpack({}, 1, 1e8)` + "\n",
 	"tailcall":        "local function f(n) return f(n + 1) end\nf(1)\n",
 	"compile":         concatSource(200000),
