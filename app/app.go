@@ -104,6 +104,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.Org.Problems = append(a.Org.Problems, a.User.SecurityProblems(config.UserSettingsPath(a.ConfigDir))...)
 	a.Secrets = config.OpenSecretStore(a.ConfigDir)
 	a.Policy = a.buildPolicy()
 	a.Tools, err = a.buildTools()
@@ -200,9 +201,12 @@ func (a *App) buildPolicy() settings.Policy {
 		}
 	}
 	for id, lv := range a.User.MinimumConfidence {
-		if c, err := policy.ParseConfidence(lv); err == nil {
-			p.Confidence.User[id] = policy.Max(p.Confidence.User[id], c)
+		c, err := policy.ParseConfidence(lv)
+		if err != nil {
+			// Unreadable counts as the strictest (reported by Notices).
+			c = policy.High
 		}
+		p.Confidence.User[id] = policy.Max(p.Confidence.User[id], c)
 	}
 	return p
 }

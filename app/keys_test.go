@@ -3,10 +3,13 @@ package app
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stewardhq/steward/config"
+	"github.com/stewardhq/steward/policy"
 )
 
 // TestStoredKeyIsUsedAfterTheEnvironment: a key stored with `steward keys
@@ -54,5 +57,25 @@ func TestStoredKeyIsUsedAfterTheEnvironment(t *testing.T) {
 		if k.Name == "anthropic" && (k.Where == "" || k.EnvSet != "ANTHROPIC_API_KEY") {
 			t.Fatalf("keys list entry: %+v", k)
 		}
+	}
+}
+
+// TestUnreadableUserSecuritySettingsCountAsStrictest: a misspelt level in
+// settings.json counts as HIGH, and every command names file and line.
+func TestUnreadableUserSecuritySettingsCountAsStrictest(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config")
+	os.MkdirAll(cfg, 0o700)
+	os.WriteFile(filepath.Join(cfg, "settings.json"), []byte("{\n  \"version\": 2,\n  \"minimum_confidence\": {\n    \"read_web_page\": \"HIHG\"\n  }\n}\n"), 0o600)
+	a, err := Open(context.Background(), Options{ConfigDir: cfg, DataDir: filepath.Join(dir, "data"), Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := a.Policy.MinimumConfidence([]string{"read_web_page"}, policy.Low); m.Level != policy.High {
+		t.Fatalf("an unreadable user level must count as HIGH, got %v", m.Level)
+	}
+	notices := strings.Join(a.Notices(), "\n")
+	if !strings.Contains(notices, filepath.Join(cfg, "settings.json")+":4: minimum_confidence[\"read_web_page\"]") {
+		t.Fatalf("notices: %q", notices)
 	}
 }

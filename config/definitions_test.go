@@ -98,3 +98,18 @@ func TestLayeredSecrets(t *testing.T) {
 		t.Fatalf("locate after delete: %q", where)
 	}
 }
+
+// TestMisspeltDataSourcePolicyCountsAsSelfHosted: a data source's
+// security policy that cannot be read counts as SELF_HOSTED, the strictest.
+func TestMisspeltDataSourcePolicyCountsAsSelfHosted(t *testing.T) {
+	root := t.TempDir()
+	file := writePlugin(t, root, "org", "it", `CONFIG["DATA_SOURCES"] = { { ["Id"] = "wiki", ["Name"] = "Wiki", ["Type"] = "ERI_V1", ["Hostname"] = "https://eri.example.org", ["SecurityPolicy"] = "SELF_HOST", ["SelectedRetrievalId"] = "r" } }`+"\n")
+	eff, err := Load(context.Background(), root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs := problemsFor(eff, file)
+	if len(eff.DataSources) != 1 || eff.DataSources[0].SecurityPolicy != "SELF_HOSTED" || len(probs) != 1 || probs[0].Kind != ProblemSecurity || probs[0].Line != 7 {
+		t.Fatalf("%+v %v", eff.DataSources, probs)
+	}
+}

@@ -314,6 +314,15 @@ func readPlugin(path string, org bool, opts Options, globals map[string]any, err
 			problem(firstNonEmpty(ds.ID, "DATA_SOURCES"), "DATA_SOURCES[%d]: SecurityPolicy must be ALLOW_ANY or SELF_HOSTED", i+1)
 			continue
 		}
+		switch up := strings.ToUpper(ds.SecurityPolicy); up {
+		case "ALLOW_ANY", "SELF_HOSTED":
+			ds.SecurityPolicy = up
+		default:
+			// A misspelt policy counts as the strictest one.
+			probs = append(probs, Problem{File: path, Line: lineOf(src, firstNonEmpty(ds.ID, "DATA_SOURCES")), Kind: ProblemSecurity,
+				Message: fmt.Sprintf("DATA_SOURCES[%d] (%s): SecurityPolicy must be ALLOW_ANY or SELF_HOSTED, but is %q; it counts as SELF_HOSTED", i+1, ds.ID, ds.SecurityPolicy)})
+			ds.SecurityPolicy = "SELF_HOSTED"
+		}
 		if missing := missingFields(map[string]string{"Id": ds.ID, "Name": ds.Name, "Hostname": ds.Hostname, "SelectedRetrievalId": ds.SelectedRetrievalID}); len(missing) > 0 {
 			problem(firstNonEmpty(ds.ID, "DATA_SOURCES"), "DATA_SOURCES[%d] lacks %s", i+1, strings.Join(missing, ", "))
 			continue
