@@ -30,9 +30,9 @@ type ChildProcess struct {
 	// Executable is the program to start, usually os.Executable(). Its
 	// main must call ServeChild first thing when IsChild reports true.
 	Executable string
-	// exited, when set, sees each child's state after it ended (tests
-	// read its peak memory from it).
-	exited func(*os.ProcessState)
+	// started, when set, is told each child's process ID (benchmarks
+	// sample its memory).
+	started func(pid int)
 }
 
 // IsChild reports whether this process was started by ChildProcess to run
@@ -229,46 +229,45 @@ func (c *ChildProcess) runBatch(ctx context.Context, paths []string, lim Limits,
 		}
 		return len(paths), nil
 	}
+	if c.started != nil {
+		c.started(cmd.Process.Pid)
+	}
 	exited := false
 	wait := func() {
 		if !exited {
 			exited = true
 			cmd.Wait()
-			if c.exited != nil && cmd.ProcessState != nil {
-				c.exited(cmd.ProcessState)
-			}
 		}
 	}
 	kill := func() {
 		cmd.Process.Kill()
 		wait()
 	}
-	replies := make(chan childReply, len(paths)+1)
-	ended := make(chan error, 1)
+	// One channel for the replies and the end, so that the end is seen
+	// only after every reply before it.
+	type message struct {
+		reply childReply
+		err   error
+	}
+	messages := make(chan message, len(paths)+2)
 	go func() {
 		dec := gob.NewDecoder(&limitedReader{r: stdout, left: maxChildOutput})
 		for {
 			var r childReply
 			if err := dec.Decode(&r); err != nil {
-				ended <- err
+				messages <- message{err: err}
 				return
 			}
-			replies <- r
+			messages <- message{reply: r}
 		}
 	}()
 	timer := time.NewTimer(childStartTimeout)
 	defer timer.Stop()
 	filled, ready := 0, false
 	for filled < len(paths) {
+		var m message
 		select {
-		case r := <-replies:
-			timer.Reset(lim.Time)
-			if r.Ready {
-				ready = true
-				continue
-			}
-			out[filled] = r.result()
-			filled++
+		case m = <-messages:
 		case <-timer.C:
 			kill()
 			if !ready {
@@ -278,25 +277,34 @@ func (c *ChildProcess) runBatch(ctx context.Context, paths []string, lim Limits,
 		case <-ctx.Done():
 			kill()
 			return filled, ctx.Err()
-		case err := <-ended:
-			if errors.Is(err, errTooLarge) {
-				kill()
-				return filled, fmt.Errorf("the plugin's configuration is larger than the %d bytes a plugin may hand over", maxChildOutput)
-			}
-			// The child ended before it answered for this plugin: the
-			// kernel refused it memory, or it crashed.
-			wait()
-			msg := errOut.String()
-			for _, oom := range []string{"out of memory", "cannot allocate memory", "failed to allocate"} {
-				if strings.Contains(msg, oom) {
-					// The Go runtime (or the race detector's) was refused
-					// memory beyond the address-space limit.
-					return filled, ErrMemoryLimit
-				}
-			}
-			first, _, _ := strings.Cut(strings.TrimSpace(msg), "\n")
-			return filled, fmt.Errorf("the plugin's sandbox process ended without an answer (%v, %v): %s", cmd.ProcessState, err, first)
 		}
+		if m.err == nil {
+			timer.Reset(lim.Time)
+			if m.reply.Ready {
+				ready = true
+			} else {
+				out[filled] = m.reply.result()
+				filled++
+			}
+			continue
+		}
+		if errors.Is(m.err, errTooLarge) {
+			kill()
+			return filled, fmt.Errorf("the plugin's configuration is larger than the %d bytes a plugin may hand over", maxChildOutput)
+		}
+		// The child ended before it answered for this plugin: the kernel
+		// refused it memory, or it crashed.
+		wait()
+		msg := errOut.String()
+		for _, oom := range []string{"out of memory", "cannot allocate memory", "failed to allocate"} {
+			if strings.Contains(msg, oom) {
+				// The Go runtime (or the race detector's) was refused
+				// memory beyond the address-space limit.
+				return filled, ErrMemoryLimit
+			}
+		}
+		first, _, _ := strings.Cut(strings.TrimSpace(msg), "\n")
+		return filled, fmt.Errorf("the plugin's sandbox process ended without an answer (%v, %v): %s", cmd.ProcessState, m.err, first)
 	}
 	wait()
 	return filled, nil

@@ -147,6 +147,10 @@ func runLua(ctx context.Context, path string, lim Limits) (map[string]any, error
 		return L.GetTop() - 1
 	}))
 	L.SetContext(memCtx)
+	// What the sandbox itself put into the globals (the libraries, _G) is
+	// not the plugin's configuration and is not converted.
+	builtin := map[lua.LValue]lua.LValue{}
+	L.G.Global.ForEach(func(k, v lua.LValue) { builtin[k] = v })
 
 	fn, err := compileBounded(L, src, "plugin.lua")
 	if err != nil {
@@ -162,6 +166,9 @@ func runLua(ctx context.Context, path string, lim Limits) (map[string]any, error
 	}
 	out := map[string]any{}
 	L.G.Global.ForEach(func(k, v lua.LValue) {
+		if b, ok := builtin[k]; ok && b == v {
+			return
+		}
 		if ks, ok := k.(lua.LString); ok {
 			if gv, ok := toGo(v, 0); ok {
 				out[string(ks)] = gv
