@@ -38,6 +38,9 @@ type Options struct {
 	// that can be stopped at any point (see config.ChildProcess); nil runs
 	// plugins in this process.
 	PluginIsolation *config.ChildProcess
+	// SkipMCPServers leaves the configured MCP servers unstarted and their
+	// tools out of the registry, for commands that offer no tools.
+	SkipMCPServers bool
 }
 
 // App is Steward, wired.
@@ -53,8 +56,12 @@ type App struct {
 	// RegistryProblems are definitions the registry refused.
 	RegistryProblems []error
 	Tools            []tool.Tool
-	Logger           *slog.Logger
-	HTTPClient       *http.Client
+	// MCP are the configured MCP servers and what became of them; empty
+	// with Options.SkipMCPServers.
+	MCP            []MCPServer
+	mcpCollections []registry.Collection
+	Logger         *slog.Logger
+	HTTPClient     *http.Client
 
 	getenv     func(string) string
 	defs       map[string]tool.Definition
@@ -110,6 +117,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	a.Tools, err = a.buildTools()
 	if err != nil {
 		return nil, err
+	}
+	if !opts.SkipMCPServers && a.Policy.ToolsOn() {
+		a.addMCPTools(ctx)
 	}
 	a.defs = map[string]tool.Definition{}
 	for _, t := range a.Tools {

@@ -52,6 +52,7 @@ type Effective struct {
 	EmbeddingProviders []EmbeddingConfig
 	DataSources        []DataSourceConfig
 	Mailboxes          []MailboxConfig
+	MCPServers         []MCPServerConfig
 }
 
 // Load runs every plugin under dir/plugins/org/*/plugin.lua and
@@ -145,6 +146,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Effective, error) {
 		eff.EmbeddingProviders = mergeDefinitions(eff, owners, "embedding provider", eff.EmbeddingProviders, p, p.EmbeddingProviders, func(x EmbeddingConfig) string { return x.ID })
 		eff.DataSources = mergeDefinitions(eff, owners, "data source", eff.DataSources, p, p.DataSources, func(x DataSourceConfig) string { return x.ID })
 		eff.Mailboxes = mergeDefinitions(eff, owners, "mailbox", eff.Mailboxes, p, p.Mailboxes, func(x MailboxConfig) string { return x.ID })
+		eff.MCPServers = mergeDefinitions(eff, owners, "MCP server", eff.MCPServers, p, p.MCPServers, func(x MCPServerConfig) string { return x.ID })
 	}
 	return eff, nil
 }

@@ -44,6 +44,29 @@ var settingsFileMeanings = map[string]string{
 	"mailboxes[].required_provider_confidence": "the confidence a chat provider and the embedding provider need to read the mailbox: `VERY_LOW` to `HIGH`",
 	"mailboxes[].outbound_data_restriction":    "where a chat may send data after reading from the mailbox: `UNRESTRICTED`, `ONLY_LINKS_FROM_CHAT` or `ONLY_CONFIGURED_SERVICES`",
 	"mailboxes[].max_age_days":                 "index only the mails of the last N days (plus flagged mails and drafts); 0 indexes every mail",
+	"mcp":                                      "MCP servers you added and what `steward mcp serve` trusts its clients with (see [MCP](#mcp))",
+	"mcp.client_confidence":                    "the confidence `steward mcp serve` gives a connecting MCP client; empty is UNKNOWN, and the organization's locked `DataMCP.ClientConfidence` wins",
+	"mcp.servers":                              "MCP servers whose tools Steward offers, each under its policy",
+	"mcp.servers[].id":                         "the server's ID: lower-case letters and digits in words joined by `_`, at most 24",
+	"mcp.servers[].name":                       "shown to people and the model; empty is the ID",
+	"mcp.servers[].type":                       "`stdio`, `http` (streamable HTTP) or `sse`",
+	"mcp.servers[].command":                    "what starts a stdio server",
+	"mcp.servers[].args":                       "the arguments of the command",
+	"mcp.servers[].env":                        "the names of the server's environment variables; their values are in the secret store",
+	"mcp.servers[].url":                        "the address of an HTTP server",
+	"mcp.servers[].headers":                    "the names of headers sent to an HTTP server; their values are in the secret store",
+	"mcp.servers[].outbound_data":              "where its tools' arguments go: `NONE`, `CONFIGURED_SERVICE`, `THIRD_PARTY_QUERIES` or `MODEL_CHOSEN_ADDRESSES` (the default)",
+	"mcp.servers[].minimum_confidence":         "the lowest provider confidence its tools are offered to; default `NONE`",
+	"mcp.servers[].untrusted_content":          "filter its descriptions and results for prompt injection; default true",
+	"mcp.servers[].outbound_data_restriction":  "where a chat may still send data once the server's content reached the model, as a mailbox's",
+	"mcp.servers[].result_confidence":          "the provider confidence a chat needs once the server's content reached the model",
+	"mcp.servers[].data_security":              "`SELF_HOSTED` when its content may only go to self-hosted providers",
+	"mcp.servers[].enabled_tools":              "take only these of its tools (the server's own names)",
+	"mcp.servers[].disabled_tools":             "leave these of its tools out",
+	"mcp.servers[].timeout_seconds":            "how long one call may take, 1 to 3600 seconds; default 60",
+	"mcp.servers[].startup_timeout_seconds":    "how long starting and listing may take, 1 to 600 seconds; default 30",
+	"mcp.servers[].max_result_chars":           "how much of one result reaches the model, 1 to 100000; default 30000",
+	"mcp.servers[].disabled":                   "keep the server configured but unstarted",
 }
 
 // SettingsFileFields lists every field of settings.json with its type and
@@ -66,8 +89,11 @@ func SettingsFileFields() ([]SettingsFileField, error) {
 				missing = append(missing, path)
 			}
 			out = append(out, SettingsFileField{Name: path, Type: jsonTypeName(f.Type), Meaning: meaning})
-			if f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct {
+			switch {
+			case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
 				walk(f.Type.Elem(), path+"[].")
+			case f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct:
+				walk(f.Type.Elem(), path+".")
 			}
 		}
 	}
@@ -93,6 +119,11 @@ func jsonTypeName(t reflect.Type) string {
 		return "list of " + jsonTypeName(t.Elem()) + "s"
 	case reflect.Map:
 		return "object of " + jsonTypeName(t.Elem()) + "s"
+	case reflect.Pointer:
+		if t.Elem().Kind() == reflect.Struct {
+			return "object"
+		}
+		return jsonTypeName(t.Elem())
 	}
 	return t.Kind().String()
 }

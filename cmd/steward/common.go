@@ -21,7 +21,7 @@ func openApp(cmd *cobra.Command, e env) (*app.App, error) {
 	if debug || e.getenv("STEWARD_DEBUG") != "" {
 		logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	opts := app.Options{ConfigDir: cfgDir, DataDir: dataDir, Getenv: e.getenv, Logger: logger, PluginIsolation: e.plugins}
+	opts := app.Options{ConfigDir: cfgDir, DataDir: dataDir, Getenv: e.getenv, Logger: logger, PluginIsolation: e.plugins, SkipMCPServers: !offersTools(cmd)}
 	if e.tweak != nil {
 		e.tweak(&opts)
 	}
@@ -35,6 +35,10 @@ func openApp(cmd *cobra.Command, e env) (*app.App, error) {
 		for _, n := range a.Notices() {
 			fmt.Fprintf(e.stderr, "steward: configuration: %s\n", n)
 		}
+	}
+	if !opts.SkipMCPServers {
+		e.started.add(a)
+		reportMCP(e, a)
 	}
 	return a, nil
 }

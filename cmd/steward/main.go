@@ -42,6 +42,9 @@ type env struct {
 	// plugins runs configuration plugins in a child process; nil runs them
 	// in this process (in-process tests).
 	plugins *config.ChildProcess
+	// started holds the apps that started MCP servers, stopped when the
+	// command ends; run sets it.
+	started *startedApps
 }
 
 func main() {
@@ -60,6 +63,10 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, e env) int {
+	if e.started == nil {
+		e.started = &startedApps{}
+	}
+	defer e.started.stop()
 	root := newRoot(e)
 	root.SetArgs(args)
 	root.SetIn(e.stdin)
