@@ -136,11 +136,12 @@ type Source struct {
 	// organization embedding provider; empty searches by words only.
 	Embedding string `json:"embedding_provider,omitempty"`
 	// MaxChunkTokens is the chunk size in tokens of the embedding model; 0
-	// uses the indexer's default.
+	// uses the embedding provider's token limit.
 	MaxChunkTokens int `json:"max_chunk_tokens,omitempty"`
 	// ChunkOverlapTokens is how many tokens a chunk repeats of the one
-	// before; negative uses the indexer's default.
-	ChunkOverlapTokens int `json:"chunk_overlap_tokens"`
+	// before, as datasource/local takes it: 0 uses its default (300), a
+	// negative value means no overlap.
+	ChunkOverlapTokens int `json:"chunk_overlap_tokens,omitempty"`
 
 	// Hostname is the ERI server's address with its scheme, e.g.
 	// "https://eri.example.org", optionally with a path.
@@ -258,14 +259,14 @@ func (s Source) validateLocal() error {
 		return fieldErr(s, "path", s.Path, "use the absolute, clean path of the "+what+", e.g. /home/me/Documents")
 	}
 	if s.MaxChunkTokens != 0 && (s.MaxChunkTokens < MinChunkTokens || s.MaxChunkTokens > MaxChunkTokensLimit) {
-		return fieldErr(s, "max_chunk_tokens", strconv.Itoa(s.MaxChunkTokens), fmt.Sprintf("use 0 (the indexer's default) or %d to %d tokens", MinChunkTokens, MaxChunkTokensLimit))
+		return fieldErr(s, "max_chunk_tokens", strconv.Itoa(s.MaxChunkTokens), fmt.Sprintf("use %d to %d tokens, or leave it out for the embedding provider's token limit", MinChunkTokens, MaxChunkTokensLimit))
 	}
 	limit := MaxChunkTokensLimit - 1
 	if s.MaxChunkTokens > 0 {
 		limit = s.MaxChunkTokens - 1
 	}
 	if s.ChunkOverlapTokens > limit {
-		return fieldErr(s, "chunk_overlap_tokens", strconv.Itoa(s.ChunkOverlapTokens), fmt.Sprintf("use 0 (no overlap) to %d tokens, fewer than a chunk holds, or leave it out for the indexer's default", limit))
+		return fieldErr(s, "chunk_overlap_tokens", strconv.Itoa(s.ChunkOverlapTokens), fmt.Sprintf("use at most %d tokens, fewer than a chunk holds (0 for no overlap, or leave it out for the default of 300)", limit))
 	}
 	for _, f := range []struct{ name, value string }{{"hostname", s.Hostname}, {"auth_method", string(s.Auth)}, {"username", s.Username},
 		{"username_password_mode", string(s.UsernameMode)}, {"retrieval_id", s.RetrievalID}} {
