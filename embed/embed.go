@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/stewardhq/steward/credhttp"
 )
 
 // Embedder turns texts into vectors. The provider receives every text and
@@ -144,12 +146,10 @@ func New(c Config, apiKey string, client *http.Client) (Embedder, error) {
 }
 
 // secretClient is the one place the client that carries the API key is
-// made.
+// made: the key travels in a header, so redirects stay within the
+// configured origin.
 func secretClient(base *http.Client) *http.Client {
-	if base == nil {
-		return http.DefaultClient
-	}
-	return base
+	return credhttp.Client(base, "the base URL of the embedding provider")
 }
 
 type httpEmbedder struct {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/stewardhq/steward/credhttp"
 )
 
 // Default limits of the client.
@@ -72,8 +74,8 @@ type Options struct {
 	BaseURL *url.URL
 	// Credentials sign in at /auth.
 	Credentials Credentials
-	// HTTPClient sends the requests; it must not follow a redirect to
-	// another origin (see credhttp). Nil builds one that follows none.
+	// HTTPClient sends the requests; nil uses a fresh one. The client
+	// follows a redirect only within the server's origin (credhttp).
 	HTTPClient *http.Client
 	// Setting names the configuration of the server in errors, e.g.
 	// "data source handbook (hostname)".
@@ -99,19 +101,17 @@ func New(o Options) (*Client, error) {
 	}
 	u.RawPath = ""
 	o.BaseURL = &u
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
-			return errors.New("redirects are not followed")
-		}}
+	if o.Setting == "" {
+		o.Setting = "the ERI server's address"
 	}
+	// The sign-in and the token travel in headers: redirects stay within
+	// the server's origin.
+	o.HTTPClient = credhttp.Client(o.HTTPClient, o.Setting)
 	if o.InfoTimeout <= 0 {
 		o.InfoTimeout = InfoTimeout
 	}
 	if o.RetrievalTimeout <= 0 {
 		o.RetrievalTimeout = RetrievalTimeout
-	}
-	if o.Setting == "" {
-		o.Setting = "the ERI server's address"
 	}
 	return &Client{o: o, origin: u.Scheme + "://" + u.Host}, nil
 }
@@ -193,6 +193,9 @@ func (c *Client) call(ctx context.Context, method, path string, query url.Values
 			e := fail(0, fmt.Sprintf("no answer within %s", timeout), err).(*Error)
 			e.Timeout = true
 			return e
+		}
+		if rerr, ok := credhttp.AsRedirectError(err); ok {
+			return fail(rerr.Status, rerr.Error(), err)
 		}
 		if isRedirect(err) {
 			return fail(0, fmt.Sprintf("the server redirected the request; Steward does not follow it with the sign-in (check %s)", c.o.Setting), err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stewardhq/steward/credhttp/credhttptest"
 	"github.com/stewardhq/steward/datasource/eri"
 	"github.com/stewardhq/steward/internal/eritest"
 )
@@ -479,4 +480,40 @@ func FuzzRetrieve(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The sign-in travels in headers and the token with every call: a redirect
+// to another origin is not followed, for every redirect status, and the
+// error names the setting and where the server tried to send it.
+func TestRedirectToAnotherOriginIsRefusedForEveryStatus(t *testing.T) {
+	for _, status := range credhttptest.Statuses() {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			r := credhttptest.NewRedirector(t, status)
+			u, _ := url.Parse(r.URL + "/eri/")
+			c, err := eri.New(eri.Options{BaseURL: u, Credentials: eri.Credentials{Method: eri.AuthToken, Secret: secret}, Setting: "data source hr (hostname)"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = c.SignIn(context.Background(), nil)
+			r.AssertNothingLeaked(t)
+			if err == nil || !strings.Contains(err.Error(), "data source hr (hostname)") || !strings.Contains(err.Error(), r.Target) {
+				t.Fatalf("%v", err)
+			}
+			noSecret(t, err)
+		})
+	}
+}
+
+func TestRedirectWithinTheOriginIsFollowed(t *testing.T) {
+	base := credhttptest.SameOrigin(t, "/old/auth", "/new/auth", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+secret {
+			t.Errorf("the token did not follow within the origin: %v", r.Header)
+		}
+		w.Write([]byte(`{"success":true,"token":"t"}`))
+	}))
+	u, _ := url.Parse(base + "/old/")
+	c, _ := eri.New(eri.Options{BaseURL: u, Credentials: eri.Credentials{Method: eri.AuthToken, Secret: secret}})
+	if _, err := c.SignIn(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
 }
