@@ -56,6 +56,7 @@ type App struct {
 	defs       map[string]tool.Definition
 	webOnce    webParts
 	mail       mailParts
+	sources    sourceParts
 	webOptions web.ServiceOptions
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/stewardhq/steward/registry"
 	"github.com/stewardhq/steward/tool"
 	"github.com/stewardhq/steward/tools/mail"
+	"github.com/stewardhq/steward/tools/semantic"
 	"github.com/stewardhq/steward/tools/webpage"
 	"github.com/stewardhq/steward/tools/websearch"
 	"github.com/stewardhq/steward/web"
@@ -27,14 +28,17 @@ func (a *App) buildTools() ([]tool.Tool, error) {
 		return nil, err
 	}
 	mailTools := mail.Tools(mail.Options{Service: ms, Guard: a.Filter(), Location: time.Local, Logger: a.Logger})
-	return append([]tool.Tool{
+	tools := append([]tool.Tool{
 		websearch.New(websearch.Deps{Web: a.WebService(), Guard: a.Filter(), Logger: a.Logger}),
 		webpage.New(webpage.Deps{Web: a.WebService(), Guard: a.Filter(), Wiki: a.wiki, Logger: a.Logger,
 			SignIn: func() (web.SignIn, error) { return kerberos.New(kerberos.FromEnvironment()) },
 			OnPrivateHostBlocked: func(host string) {
 				a.Logger.Warn("read_web_page did not read an allowed private host because the provider's confidence is below HIGH", "host", host)
 			}}),
-	}, mailTools...), nil
+	}, mailTools...)
+	// semantic_search offers itself from the chat's data sources.
+	tools = append(tools, semantic.New(semantic.Options{Service: a.SourceService(), Effective: a.EffectiveDataSources, Enabled: a.SourcesEnabled, Logger: a.Logger}))
+	return tools, nil
 }
 
 // wiki returns the configured Confluence wiki, if any: an organization's
