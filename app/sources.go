@@ -243,30 +243,33 @@ func (a *App) sourceEmbedder(ctx context.Context, src datasource.Source) (embed.
 	return a.embedders(ctx, mailbox.Config{ID: src.ID, Embedding: e})
 }
 
-// SourceService decides over the data sources and searches them.
+// SourceService decides over the data sources and searches them for the
+// tools and the classic process.
 func (a *App) SourceService() *datasource.Service {
-	a.sources.once.Do(func() {
-		a.sources.service = datasource.NewService(datasource.Options{
-			Sources: a.dataSourceList,
-			Enabled: a.SourcesEnabled,
-			Scheme:  a.Org.Scheme(),
-			EmbeddingProvider: func(src datasource.Source) (string, error) {
-				e, err := a.sourceEmbedding(src)
-				if err != nil {
-					return "", err
-				}
-				if e == nil {
-					return "", errors.New("the source has no embedding provider")
-				}
-				return e.Provider, nil
-			},
-			Local:  localIndex{a},
-			ERI:    a.eriClient,
-			Guard:  a.Filter(),
-			Logger: a.Logger,
-		})
-	})
+	a.sources.once.Do(func() { a.sources.service = a.newSourceService(a.SourcesEnabled) })
 	return a.sources.service
+}
+
+func (a *App) newSourceService(enabled func() bool) *datasource.Service {
+	return datasource.NewService(datasource.Options{
+		Sources: a.dataSourceList,
+		Enabled: enabled,
+		Scheme:  a.Org.Scheme(),
+		EmbeddingProvider: func(src datasource.Source) (string, error) {
+			e, err := a.sourceEmbedding(src)
+			if err != nil {
+				return "", err
+			}
+			if e == nil {
+				return "", errors.New("the source has no embedding provider")
+			}
+			return e.Provider, nil
+		},
+		Local:  localIndex{a},
+		ERI:    a.eriClient,
+		Guard:  a.Filter(),
+		Logger: a.Logger,
+	})
 }
 
 // DocIndex opens the local document index once.
@@ -637,3 +640,66 @@ func (a *App) retrieve(ctx context.Context, t *chat.Thread, p *ResolvedProvider,
 	}
 	return r
 }
+
+// SemanticOffer says whether semantic_search would be offered to a
+// provider in a chat, and why not.
+type SemanticOffer struct {
+	Offered bool
+	// Reason is a registry reason (e.g. PROVIDER_CONFIDENCE_TOO_LOW) or one
+	// of PREVIEW_OFF, NO_DATA_SOURCE, DATA_SOURCES_OFF, EVERY_MESSAGE,
+	// NO_USABLE_DATA_SOURCE; empty when offered.
+	Reason string
+	// Detail says it in words.
+	Detail string
+	// Mode is the retrieval mode the chat would use.
+	Mode registry.RetrievalMode
+	// Usable are the sources it would list; Refused the others, with why.
+	Usable  []datasource.Usable
+	Refused []datasource.Refusal
+}
+
+// ExplainSemanticSearch answers whether semantic_search would be offered
+// to p in the chat t (nil: a new chat), asking the registry and the data
+// sources the same way a request does.
+func (a *App) ExplainSemanticSearch(ctx context.Context, t *chat.Thread, p *ResolvedProvider) SemanticOffer {
+	if t == nil {
+		t = NewThread()
+	}
+	o := a.EffectiveDataSources(t.DataSources())
+	var out SemanticOffer
+	out.Mode = registry.EveryMessage
+	switch {
+	case !a.SourcesEnabled():
+		out.Reason, out.Detail = "PREVIEW_OFF", "data sources are a preview: switch on PRE_RAG_2024 (enabled_preview_features in settings.json, or DataApp.EnabledPreviewFeatures in an organization plugin)"
+		return out
+	case !a.SourceService().Any():
+		out.Reason, out.Detail = "NO_DATA_SOURCE", "no data source is configured (steward sources add)"
+		return out
+	case o.Disabled:
+		out.Reason, out.Detail = "DATA_SOURCES_OFF", "the chat searches no data source"
+		return out
+	}
+	mode, reason := a.Registry.EffectiveRetrievalMode(ctx, o.Retrieval == chat.RetrievalSemantic, a.registryProvider(p), registry.ComponentChat)
+	out.Mode = mode
+	out.Usable, out.Refused = a.SourceService().Usable(ctx, sourceProvider(p), datasource.Selection{Automatic: o.Automatic, IDs: o.Selected})
+	switch {
+	case reason != registry.NoBlock:
+		out.Reason = reason.String()
+		out.Detail = "the registry does not offer it (" + reason.String() + "); the classic process searches with every message instead"
+	case mode == registry.EveryMessage:
+		out.Reason, out.Detail = "EVERY_MESSAGE", "the chat searches its data sources with every message (the classic process)"
+	case len(out.Usable) == 0:
+		out.Reason, out.Detail = "NO_USABLE_DATA_SOURCE", "the provider may use none of the chat's data sources"
+	default:
+		out.Offered = true
+	}
+	if !out.Offered {
+		out.Mode = registry.EveryMessage
+	}
+	return out
+}
+
+// SourceServiceForUser searches the sources for the user's own commands
+// (steward sources search): the user reads their own data, so the preview
+// switch of the tools does not apply.
+func (a *App) SourceServiceForUser() *datasource.Service { return a.newSourceService(nil) }
