@@ -1,8 +1,6 @@
 package local
 
 import (
-	"context"
-	"errors"
 	"time"
 
 	"github.com/stewardhq/steward/embed"
@@ -70,6 +68,12 @@ type Stats struct {
 	// EmbeddingError tells why some chunks could not be embedded; they are
 	// found by words meanwhile and embedded by the next run.
 	EmbeddingError string
+	// WordsOnly is true when the source has no embedding provider: it is
+	// searched by words alone.
+	WordsOnly bool
+	// Rebuilt is true when the chunking changed (another tokenizer, chunk
+	// size or overlap) and every document was cut anew.
+	Rebuilt bool
 }
 
 // Query is a search of one source.
@@ -126,37 +130,3 @@ type Status struct {
 	// Skipped lists the files that could not be indexed.
 	Skipped []Skipped
 }
-
-// errNotBuilt marks the contract before its implementation lands.
-var errNotBuilt = errors.New("local document index: not built yet")
-
-// Index is an open local document index. It is safe for concurrent use.
-type Index struct{}
-
-// Open opens (creating when needed) the document index at dbPath, e.g.
-// <data dir>/docs.db next to the mail index.
-func Open(ctx context.Context, dbPath string) (*Index, error) { return nil, errNotBuilt }
-
-// Sync brings the index of source s up to date with its files. progress,
-// when not nil, is called from the calling goroutine's run at most a few
-// times a second and once at the end.
-func (ix *Index) Sync(ctx context.Context, s Spec, progress func(Progress)) (Stats, error) {
-	return Stats{}, errNotBuilt
-}
-
-// Search returns the passages of a source best matching q, best first, and
-// whether more follow beyond Offset+Limit.
-func (ix *Index) Search(ctx context.Context, sourceID string, q Query) (hits []Hit, hasMore bool, err error) {
-	return nil, false, errNotBuilt
-}
-
-// Status tells what the index holds of a source.
-func (ix *Index) Status(ctx context.Context, sourceID string) (Status, error) {
-	return Status{}, errNotBuilt
-}
-
-// Remove deletes everything the index holds of a source.
-func (ix *Index) Remove(ctx context.Context, sourceID string) error { return errNotBuilt }
-
-// Close closes the index.
-func (ix *Index) Close() error { return nil }
