@@ -295,8 +295,10 @@ func (a *App) closeSources() error {
 type localIndex struct{ a *App }
 
 // Search asks the index for a page of a source. A source never indexed is
-// an error, so it is reported as not searched rather than as empty; an
-// embedding provider that fails leaves the search to words, and says so.
+// an error, so it is reported as not searched rather than as empty; when
+// the search by meaning cannot run (the embedding provider fails, the
+// source was indexed with another model), the words' hits come back and
+// the model is told.
 func (l localIndex) Search(ctx context.Context, src datasource.Source, query string, offset, limit int) (datasource.LocalResult, error) {
 	var res datasource.LocalResult
 	ix, err := l.a.DocIndex(ctx)
@@ -318,24 +320,24 @@ func (l localIndex) Search(ctx context.Context, src datasource.Source, query str
 		if emb, err = l.a.sourceEmbedder(ctx, src); err != nil {
 			emb = nil
 			res.Issues = append(res.Issues, "The embedding provider of this data source could not be used, so it was searched by words only.")
-		} else if st.Model != "" && emb.Model() != st.Model {
-			res.Issues = append(res.Issues, "This data source was indexed with another embedding model; until it is indexed again, passages found by meaning may be missing.")
 		}
 	}
-	q := local.Query{Text: query, Limit: limit, Offset: offset, Embedder: emb}
-	hits, more, err := ix.Search(ctx, src.ID, q)
-	if err != nil && emb != nil && ctx.Err() == nil {
-		// The query goes to the embedding provider first; when that fails,
-		// the words alone still find something.
-		q.Embedder = nil
-		if hits, more, err = ix.Search(ctx, src.ID, q); err == nil {
-			res.Issues = append(res.Issues, "The embedding provider failed for this query, so this data source was searched by words only.")
+	hits, more, err := ix.Search(ctx, src.ID, local.Query{Text: query, Limit: limit, Offset: offset, Embedder: emb})
+	var partial *local.PartialError
+	switch {
+	case errors.As(err, &partial):
+		res.WordsOnly = true
+		if emb != nil {
+			res.Issues = append(res.Issues, "This data source could be searched by words only this time ("+partial.Reason+"): use the words its documents would contain.")
 		}
-	}
-	if err != nil {
+		l.a.Logger.Warn("a data source was searched by words only", "data_source", src.ID, "error", err)
+	case errors.Is(err, local.ErrNotIndexed):
+		return datasource.LocalResult{}, fmt.Errorf("data source %s has not been indexed yet (steward sources index %s)", src.ID, src.ID)
+	case err != nil:
 		return datasource.LocalResult{}, err
+	default:
+		res.WordsOnly = emb == nil
 	}
-	res.WordsOnly = q.Embedder == nil
 	res.HasMore = more
 	for _, h := range hits {
 		res.Hits = append(res.Hits, datasource.LocalHit{Path: h.Path, Chunk: h.Chunk, Page: h.Page, Text: h.Text})
