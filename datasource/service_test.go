@@ -517,3 +517,38 @@ func TestDescribe(t *testing.T) {
 	u, _ := url.Parse("https://x")
 	_ = u
 }
+
+// A server that returns more than it was asked for is cut to the window:
+// it cannot take the whole budget or fake a deeper page.
+func TestAHostileServerIsCutToTheWindow(t *testing.T) {
+	e, srvs := eriEnv(t, eritest.Options{})
+	srvs[0].Override("POST /retrieval", func(w http.ResponseWriter, r *http.Request) {
+		var b strings.Builder
+		b.WriteString("[")
+		for i := 0; i < 50; i++ {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `{"name":"doc%d","category":"","path":"/srv/doc%d","type":"TEXT","matchedContent":"passage %d","surroundingContent":[],"links":[]}`, i, i, i)
+		}
+		b.WriteString("]")
+		w.Write([]byte(b.String()))
+	})
+	us, _ := e.svc.Usable(context.Background(), cloud, automatic)
+	r := e.svc.Search(context.Background(), us, SearchRequest{Query: "x", Page: 1, Provider: cloud})[0]
+	if len(r.Passages) != 10 || !r.HasMore || r.Passages[9].Text != "passage 9" {
+		t.Fatalf("%d passages, has_more %v", len(r.Passages), r.HasMore)
+	}
+	r = e.svc.Search(context.Background(), us, SearchRequest{Query: "x", Page: 2, Provider: cloud})[0]
+	if len(r.Passages) != 10 || r.Passages[0].Text != "passage 10" || !r.HasMore {
+		t.Fatalf("page 2: %d passages, first %q", len(r.Passages), r.Passages[0].Text)
+	}
+	// Image and other contexts are not text: they are left out and said so.
+	srvs[0].Override("POST /retrieval", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`[{"name":"p.png","type":"IMAGE","matchedContent":"aGVsbG8="},{"name":"t.txt","type":"TEXT","matchedContent":"text"}]`))
+	})
+	r = e.svc.Search(context.Background(), us, SearchRequest{Query: "x", Page: 1, Provider: cloud})[0]
+	if len(r.Passages) != 1 || r.Passages[0].Name != "t.txt" || len(r.Issues) != 1 || r.Issues[0] != IssueSkippedOthers {
+		t.Fatalf("%+v", r)
+	}
+}

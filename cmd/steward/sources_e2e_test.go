@@ -270,9 +270,14 @@ func TestMixedChatReportsTheFailingSourceAsNotSearched(t *testing.T) {
 	if strings.Contains(last["content"].(string), "upstream down") {
 		t.Fatal("the failing server's answer reached the model")
 	}
-	// The classic process names it too, in the block and to the user.
+	// The classic process names it too, in the block and to the user; the
+	// diagnostics name no token.
 	p2 := newScripted(t, textReply("14 months."))
-	r = steward(t, home, "", nil, "ask", "--retrieval", "classic", "--provider", "vllm", "--base-url", p2.baseURL(), "How long is parental leave?")
+	r = steward(t, home, "", nil, "--debug", "ask", "--retrieval", "classic", "--provider", "vllm", "--base-url", p2.baseURL(), "How long is parental leave?")
+	noTokenAnywhere(t, home, r)
+	if !strings.Contains(r.stderr, "a data source could not be searched") {
+		t.Fatalf("the log says which source failed: %s", r.stderr)
+	}
 	if !strings.Contains(fmt.Sprint(p2.request(0)["messages"]), `could not be searched right now, so its results are missing rather than empty`) || !strings.Contains(r.stderr, "[data source] HR wiki could not be searched") {
 		t.Fatalf("%s\n%v", r.stderr, p2.request(0))
 	}
