@@ -113,6 +113,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		a.defs[d.ID] = d
 	}
 	a.checkToolSettingKeys()
+	a.DataSources() // records what is wrong with the organization's data sources
 	a.Resolver = a.buildResolver()
 	a.Registry, a.RegistryProblems = registry.New(registry.Options{
 		Policy:        a.Policy,

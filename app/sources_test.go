@@ -18,6 +18,7 @@ import (
 	"github.com/stewardhq/steward/llm"
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/registry"
+	"github.com/stewardhq/steward/tool"
 )
 
 // sourcesApp opens an App whose organization plugin holds body and whose
@@ -218,5 +219,54 @@ func TestExplainSemanticSearch(t *testing.T) {
 	noTools := &ResolvedProvider{Provider: llm.Provider{Kind: "vllm", Model: "m"}, Title: "old", Confidence: policy.High, Trusted: true}
 	if x := a.ExplainSemanticSearch(context.Background(), nil, noTools); x.Offered || x.Reason != registry.ModelCannotUseTools.String() || x.Mode != registry.EveryMessage {
 		t.Fatalf("a model without tool calling gets the classic process: %+v", x)
+	}
+}
+
+// "Whenever the tool cannot be offered — a model without tool calling,
+// tools or this tool switched off, a provider below a confidence the
+// organization set for it — the classic process searches instead."
+func TestClassicStepsInWheneverTheToolCannotBeOffered(t *testing.T) {
+	srv := eritest.New(t, eritest.Options{Documents: []eritest.Document{{Name: "a.md", Path: "https://hr.example.org/a", Text: "Parental leave lasts 14 months."}}})
+	user := func() *config.UserSettings {
+		return &config.UserSettings{EnabledPreviewFeatures: []string{"PRE_RAG_2024"},
+			DataSources: []config.UserDataSource{{ID: "hr", Name: "HR", Kind: "ERI_V1", Hostname: srv.URL(), AuthMethod: "NONE"}}}
+	}
+	withTools := &ResolvedProvider{Provider: llm.Provider{Kind: "vllm", Model: "m", Caps: llm.Capabilities{ToolCalling: true}}, Title: "local", Confidence: policy.High, Trusted: true}
+	noTools := &ResolvedProvider{Provider: llm.Provider{Kind: "vllm", Model: "m"}, Title: "old", Confidence: policy.High, Trusted: true}
+	cases := []struct {
+		name   string
+		plugin string
+		p      *ResolvedProvider
+		turn   Turn
+		reason registry.Reason
+	}{
+		{"no tool calling", "", noTools, Turn{Text: "parental leave"}, registry.ModelCannotUseTools},
+		{"tools off", `CONFIG["SETTINGS"]["DataTools.EnableTools"] = false` + "\n", withTools, Turn{Text: "parental leave"}, registry.ToolsSwitchedOff},
+		{"tool off", `CONFIG["SETTINGS"]["DataTools.DisabledToolIds"] = { "semantic_search" }` + "\n", withTools, Turn{Text: "parental leave"}, registry.ToolSwitchedOff},
+		{"confidence", `CONFIG["SETTINGS"]["DataTools.MinimumProviderConfidenceByToolId"] = { ["semantic_search"] = "HIGH" }` + "\n" +
+			`CONFIG["SETTINGS"]["DataConfidence.ConfidenceScheme"] = "CUSTOM"` + "\n" + `CONFIG["SETTINGS"]["DataConfidence.CustomConfidenceScheme"] = { ["SELF_HOSTED"] = "MEDIUM" }` + "\n",
+			&ResolvedProvider{Provider: withTools.Provider, Title: "local", Confidence: policy.Medium, Trusted: true}, Turn{Text: "parental leave"}, registry.ProviderConfidenceTooLow},
+		{"no tools for this turn", "", withTools, Turn{Text: "parental leave", NoTools: true}, registry.ToolsSwitchedOff},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := sourcesApp(t, c.plugin, user(), nil)
+			th := NewThread()
+			var offered []tool.Offered
+			if !c.turn.NoTools {
+				offered, _ = a.Registry.Runnable(context.Background(), a.RunnableRequest(th, c.p, nil))
+			}
+			r := a.retrieve(context.Background(), th, c.p, c.turn, offered)
+			if r == nil || r.Mode != registry.EveryMessage || r.Reason != c.reason || r.Classic == nil || !strings.Contains(r.Classic.System, "14 months") {
+				t.Fatalf("%+v", r)
+			}
+		})
+	}
+	// And where it can be offered, the classic process steps back.
+	a := sourcesApp(t, "", user(), nil)
+	th := NewThread()
+	offered, _ := a.Registry.Runnable(context.Background(), a.RunnableRequest(th, withTools, nil))
+	if r := a.retrieve(context.Background(), th, withTools, Turn{Text: "parental leave"}, offered); r == nil || r.Mode != registry.SemanticSearch || r.Classic != nil || !r.Offered {
+		t.Fatalf("%+v", r)
 	}
 }

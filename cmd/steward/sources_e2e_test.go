@@ -361,3 +361,31 @@ func TestSourcesHelpHasExamples(t *testing.T) {
 		}
 	}
 }
+
+// An organization's data source with a wrong value is reported by config
+// check at its line, with the field as the plugin writes it; the user
+// cannot remove or shadow an organization's source.
+func TestConfigCheckReportsDataSourceFields(t *testing.T) {
+	home := ragHome(t)
+	writeOrgPlugin(t, home, "org", "it", `CONFIG["DATA_SOURCES"] = {}
+CONFIG["DATA_SOURCES"][#CONFIG["DATA_SOURCES"]+1] = { ["Id"] = "share", ["Name"] = "Team share", ["Type"] = "LOCAL_DIRECTORY", ["Path"] = "/srv/share", ["MaxMatches"] = 0.5 }
+CONFIG["DATA_SOURCES"][#CONFIG["DATA_SOURCES"]+1] = { ["Id"] = "wiki", ["Name"] = "Wiki", ["Type"] = "ERI_V1", ["Hostname"] = "http://wiki.example.org",
+  ["AuthMethod"] = "NONE", ["SecurityPolicy"] = "ALLOW_ANY", ["SelectedRetrievalId"] = "a" }
+CONFIG["DATA_SOURCES"][#CONFIG["DATA_SOURCES"]+1] = { ["Id"] = "team", ["Name"] = "Team", ["Type"] = "LOCAL_DIRECTORY", ["Path"] = "/srv/team" }
+`)
+	r := steward(t, home, "", nil, "config", "check")
+	if r.code != 1 || !strings.Contains(r.stdout, "it/plugin.lua:8: DATA_SOURCES[1] (share): MaxMatches must be a whole number, but is 0.5") ||
+		!strings.Contains(r.stdout, "it/plugin.lua:9: DATA_SOURCES: data source wiki: Hostname \"http://wiki.example.org\": plain http would send the sign-in unencrypted") {
+		t.Fatalf("%d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := steward(t, home, "", nil, "sources", "remove", "team"); r.code != 1 || !strings.Contains(r.stderr, "defined by an organization plugin") {
+		t.Fatalf("%d %s", r.code, r.stderr)
+	}
+	if r := steward(t, home, "", nil, "sources", "add", "--id", "team", "--folder", home); r.code != 1 || !strings.Contains(r.stderr, "organization plugin") {
+		t.Fatalf("%d %s", r.code, r.stderr)
+	}
+	l := steward(t, home, "", nil, "sources", "list")
+	if !strings.Contains(l.stdout, "organization (Plugin it)") {
+		t.Fatalf("%s", l.stdout)
+	}
+}
