@@ -72,7 +72,7 @@ func orgSource(c config.DataSourceConfig, n int) (datasource.Source, error) {
 	s := datasource.Source{ID: c.ID, Name: c.Name, Kind: kind, Number: n, Description: c.Description, MaxMatches: c.MaxMatches,
 		Path: c.Path, Embedding: c.EmbeddingProviderID, MaxChunkTokens: c.MaxChunkTokens, Hostname: c.Hostname, Port: c.Port,
 		Auth: datasource.AuthMethod(c.AuthMethod), Username: c.Username, UsernameMode: datasource.UsernameMode(c.UsernamePasswordMode),
-		RetrievalID: c.SelectedRetrievalID, Org: true, Plugin: c.Plugin}
+		RetrievalID: c.SelectedRetrievalID, Org: c.Org, Plugin: c.Plugin}
 	if s.Path != "" {
 		s.Path = filepath.Clean(s.Path)
 	}
@@ -169,7 +169,9 @@ func (a *App) DataSources() ([]datasource.Source, []error) {
 			orgProblems = append(orgProblems, config.Problem{File: c.File, Line: c.Line, Message: msg})
 			continue
 		}
-		orgIDs[strings.ToLower(s.ID)] = c.Plugin
+		if s.Org {
+			orgIDs[strings.ToLower(s.ID)] = c.Plugin
+		}
 		out = append(out, s)
 	}
 	for _, u := range a.User.DataSources {
@@ -190,7 +192,7 @@ func (a *App) DataSources() ([]datasource.Source, []error) {
 	for _, s := range out {
 		if errs := datasource.ValidateAll(append(append([]datasource.Source(nil), kept...), s)); len(errs) > 0 {
 			err := errs[len(errs)-1]
-			if s.Org {
+			if s.Plugin != "" {
 				orgProblems = append(orgProblems, config.Problem{File: a.orgFile(s.ID), Message: "DATA_SOURCES: " + err.Error()})
 			} else {
 				userProblems = append(userProblems, fmt.Errorf("%s: %w", config.UserSettingsPath(a.ConfigDir), err))
@@ -493,6 +495,9 @@ func (a *App) AddSource(u config.UserDataSource, secret string) (datasource.Sour
 			if s.Org {
 				return datasource.Source{}, fmt.Errorf("%w (%s): a data source with the ID %q exists already", ErrOrgSource, s.Plugin, u.ID)
 			}
+			if s.Plugin != "" {
+				return datasource.Source{}, fmt.Errorf("the local plugin %q defines a data source with the ID %q already", s.Plugin, u.ID)
+			}
 			return datasource.Source{}, fmt.Errorf("a data source with the ID %q exists already: remove it first (steward sources remove %s)", u.ID, u.ID)
 		}
 	}
@@ -523,8 +528,11 @@ func (a *App) AddSource(u config.UserDataSource, secret string) (datasource.Sour
 // an organization plugin defines is refused.
 func (a *App) RemoveSource(ctx context.Context, id string) error {
 	for _, c := range a.Org.DataSources {
-		if strings.EqualFold(c.ID, id) {
+		if strings.EqualFold(c.ID, id) && c.Org {
 			return fmt.Errorf("%w (%s): remove it there, or ask your administrator", ErrOrgSource, c.Plugin)
+		}
+		if strings.EqualFold(c.ID, id) {
+			return fmt.Errorf("the data source %s is defined by the local plugin %q (%s): remove it there", id, c.Plugin, c.File)
 		}
 	}
 	idx := -1

@@ -270,3 +270,27 @@ func TestClassicStepsInWheneverTheToolCannotBeOffered(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// A local plugin's data sources belong to the user's side: they are not
+// locked like an organization's, and a user's source does not clash with
+// them as with an organization's.
+func TestLocalPluginSourcesAreNotTheOrganizations(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config")
+	p := filepath.Join(cfg, "plugins", "local", "mine")
+	os.MkdirAll(p, 0o755)
+	os.WriteFile(filepath.Join(p, "plugin.lua"), []byte("ID = \"mine\"\nNAME = \"Mine\"\nVERSION = \"1\"\nTYPE = \"CONFIGURATION\"\nCONFIG = {}\nCONFIG[\"SETTINGS\"] = {}\nCONFIG[\"DATA_SOURCES\"] = {}\n"+
+		`CONFIG["DATA_SOURCES"][1] = { ["Id"] = "notes", ["Name"] = "Notes", ["Type"] = "LOCAL_DIRECTORY", ["Path"] = "/home/me/notes" }`+"\n"), 0o644)
+	a, err := Open(context.Background(), Options{ConfigDir: cfg, DataDir: filepath.Join(dir, "data"), Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	s, _ := a.DataSources()
+	if len(s) != 1 || s[0].Org || s[0].Plugin != "Mine" {
+		t.Fatalf("%+v", s)
+	}
+	if err := a.RemoveSource(context.Background(), "notes"); err == nil || !strings.Contains(err.Error(), "local plugin") {
+		t.Fatalf("%v", err)
+	}
+}

@@ -44,6 +44,9 @@ type DataSourceConfig struct {
 	Secret string
 
 	Plugin string
+	// Org is true when an organization plugin defines the entry; a local
+	// plugin's entries belong to the user.
+	Org bool
 	// File and Line locate the entry for problems found later.
 	File string
 	Line int
@@ -56,7 +59,7 @@ var dataSourceFields = []string{"Id", "Name", "Type", "Description", "MaxMatches
 
 // parseDataSources reads CONFIG["DATA_SOURCES"]. An entry with a problem
 // that leaves it unusable is reported and left out.
-func parseDataSources(v any, plugin, file string, problem func(key, format string, a ...any), line func(key string) int, decrypt func(key, v string) string) []DataSourceConfig {
+func parseDataSources(v any, plugin, file string, org bool, problem func(key, format string, a ...any), line func(key string) int, decrypt func(key, v string) string) []DataSourceConfig {
 	var out []DataSourceConfig
 	for i, e := range listOf(v) {
 		m, ok := e.(map[string]any)
@@ -102,7 +105,7 @@ func parseDataSources(v any, plugin, file string, problem func(key, format strin
 			RequiredProviderConfidence: strField("RequiredProviderConfidence"), SecurityPolicy: strings.ToUpper(strField("SecurityPolicy")),
 			Path: strField("Path"), EmbeddingProviderID: strField("EmbeddingProviderId"), Hostname: strField("Hostname"),
 			AuthMethod: strings.ToUpper(strField("AuthMethod")), Username: strField("Username"), UsernamePasswordMode: strings.ToUpper(strField("UsernamePasswordMode")),
-			SelectedRetrievalID: strField("SelectedRetrievalId"), Plugin: plugin, File: file, Line: line(id)}
+			SelectedRetrievalID: strField("SelectedRetrievalId"), Plugin: plugin, Org: org, File: file, Line: line(id)}
 		strField("Id")
 		ds.MaxMatches, _ = intField("MaxMatches")
 		ds.MaxChunkTokens, _ = intField("MaxChunkTokens")

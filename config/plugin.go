@@ -247,7 +247,7 @@ func LoadPlugin(ctx context.Context, path string, org bool, opts Options) (*Plug
 		}
 		p.EmbeddingProviders = append(p.EmbeddingProviders, ec)
 	}
-	p.DataSources = parseDataSources(cfg["DATA_SOURCES"], p.Name, path, problem, func(key string) int { return lineOf(src, key) }, decrypt)
+	p.DataSources = parseDataSources(cfg["DATA_SOURCES"], p.Name, path, org, problem, func(key string) int { return lineOf(src, key) }, decrypt)
 	for i, e := range listOf(cfg["MAILBOXES"]) {
 		m, ok := e.(map[string]any)
 		if !ok {

@@ -162,7 +162,8 @@ type Source struct {
 	// Org is true for a source an organization plugin defines; the user
 	// cannot change or remove it.
 	Org bool `json:"-"`
-	// Plugin names the plugin that defines an organization's source.
+	// Plugin names the plugin that defines the source (an organization's or
+	// a local one); empty for a source of the user's settings.
 	Plugin string `json:"-"`
 }
 

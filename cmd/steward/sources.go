@@ -302,8 +302,11 @@ func rowOf(s datasource.Source) sourceRow {
 	r := sourceRow{ID: s.ID, Name: s.Name, Kind: string(s.Kind), Number: s.Number, ConfiguredBy: "your settings", Description: s.Description,
 		MaxMatches: s.MaxMatches, LastPage: datasource.LastPage(s), RequiredProviderConfidence: s.RequiredConfidence.String(), DataSecurity: s.Security.String(),
 		Path: s.Path, EmbeddingProvider: s.Embedding, RetrievalID: s.RetrievalID}
-	if s.Org {
+	switch {
+	case s.Org:
 		r.ConfiguredBy = "organization (" + s.Plugin + ")"
+	case s.Plugin != "":
+		r.ConfiguredBy = "local plugin (" + s.Plugin + ")"
 	}
 	switch {
 	case s.Kind == datasource.ERI:
