@@ -256,7 +256,7 @@ func (ck *chunker) emit(text string, page int, overlapped bool) {
 		return
 	}
 	if !overlapped && len(ck.out) > 0 && ck.overlap > 0 {
-		own := ck.c.count(text)
+		own := ck.c.count(text) // counted from cached pieces
 		if tail := ck.tailWords(ck.prevText, min(ck.overlap, ck.max-own-1)); tail != "" {
 			text = tail + "\n" + text
 		}

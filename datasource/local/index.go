@@ -27,6 +27,28 @@ import (
 // but they do the work twice).
 type Index struct {
 	x *docindex.Index
+	// counters are the token counters by model, kept across runs so each
+	// word is encoded once.
+	mu       sync.Mutex
+	counters map[string]*counter
+}
+
+// counter returns the token counter of a model.
+func (ix *Index) counter(model string) (*counter, error) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if c, ok := ix.counters[model]; ok {
+		return c, nil
+	}
+	c, err := newCounter(model)
+	if err != nil {
+		return nil, err
+	}
+	if ix.counters == nil {
+		ix.counters = map[string]*counter{}
+	}
+	ix.counters[model] = c
+	return c, nil
 }
 
 // ErrNotIndexed is returned by Search and Status for a source no run has
@@ -514,7 +536,7 @@ func (r *run) indexFiles(ctx context.Context, files []file, old map[string]docin
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := newCounter(r.st.model)
+			c, err := r.ix.counter(r.st.model)
 			if err != nil {
 				for f := range jobs {
 					results <- extracted{f: f, reason: "the token counter could not be loaded: " + err.Error()}

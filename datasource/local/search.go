@@ -59,7 +59,7 @@ func (ix *Index) Search(ctx context.Context, sourceID string, q Query) (hits []H
 	dq := docindex.Query{Text: q.Text, Limit: q.Limit, Offset: q.Offset}
 	var partial *PartialError
 	if q.Embedder != nil {
-		dq.Vector, dq.Model, partial = queryVector(ctx, src, q)
+		dq.Vector, dq.Model, partial = ix.queryVector(ctx, src, q)
 	}
 	page, err := ix.x.Search(ctx, sourceID, dq)
 	if err != nil {
@@ -86,7 +86,7 @@ func (ix *Index) Search(ctx context.Context, sourceID string, q Query) (hits []H
 
 // queryVector embeds the query for a search by meaning, or says why it
 // cannot be.
-func queryVector(ctx context.Context, src docindex.Source, q Query) ([]float32, string, *PartialError) {
+func (ix *Index) queryVector(ctx context.Context, src docindex.Source, q Query) ([]float32, string, *PartialError) {
 	model := q.Embedder.Model()
 	switch {
 	case src.Model == "":
@@ -96,7 +96,7 @@ func queryVector(ctx context.Context, src docindex.Source, q Query) ([]float32, 
 	case utf8.RuneCountInString(q.Text) > MaxQueryChars:
 		return nil, "", &PartialError{Reason: fmt.Sprintf("the query is longer than %d characters", MaxQueryChars)}
 	}
-	if c, err := newCounter(model); err == nil {
+	if c, err := ix.counter(model); err == nil {
 		if n, limit := c.count(q.Text), embed.LimitsOf(q.Embedder).TokenLimit; n > limit {
 			return nil, "", &PartialError{Reason: fmt.Sprintf("the query has %d tokens, more than the embedding provider's %d", n, limit)}
 		}

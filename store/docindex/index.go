@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +23,10 @@ type Index struct {
 	gen     atomic.Uint64
 	vectors vectorCache
 	words   *searchindex.Words
+	// write serializes this process's write transactions: SQLite allows
+	// one writer, and a second one waiting in its busy handler sleeps in
+	// growing steps.
+	write sync.Mutex
 }
 
 // schemaVersion is the PRAGMA user_version of the current schema.
@@ -98,6 +103,8 @@ func (x *Index) Close() error { return x.db.Close() }
 func (x *Index) withTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	// Bumped before and after: a search that loads vectors meanwhile
 	// cannot keep a set that misses this write.
+	x.write.Lock()
+	defer x.write.Unlock()
 	x.gen.Add(1)
 	defer x.gen.Add(1)
 	tx, err := x.db.BeginTx(ctx, nil)
@@ -201,8 +208,10 @@ func (x *Index) BeginRun(ctx context.Context, s Source, at time.Time) (reset boo
 
 // EndRun marks the run of a source as gone through at the given time.
 func (x *Index) EndRun(ctx context.Context, sourceID string, at time.Time) error {
-	_, err := x.db.ExecContext(ctx, `UPDATE sources SET run_ended = ?, run_complete = 1 WHERE id = ?`, unixNano(at), sourceID)
-	return wrap("end run", err)
+	return x.withTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE sources SET run_ended = ?, run_complete = 1 WHERE id = ?`, unixNano(at), sourceID)
+		return wrap("end run", err)
+	})
 }
 
 // RemoveSource deletes everything the index holds of a source; removing a
@@ -404,9 +413,11 @@ func sourceNum(ctx context.Context, tx rowQuerier, sourceID string) (int64, erro
 // Touch records a new size and modification time for a document whose
 // content did not change.
 func (x *Index) Touch(ctx context.Context, sourceID, path string, size int64, mtime time.Time) error {
-	_, err := x.db.ExecContext(ctx, `UPDATE documents SET size = ?, mtime = ? WHERE path = ? AND src = (SELECT num FROM sources WHERE id = ?)`,
-		size, unixNano(mtime), path, sourceID)
-	return wrap("touch document", err)
+	return x.withTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE documents SET size = ?, mtime = ? WHERE path = ? AND src = (SELECT num FROM sources WHERE id = ?)`,
+			size, unixNano(mtime), path, sourceID)
+		return wrap("touch document", err)
+	})
 }
 
 // Rename moves a document to another path of its source, keeping its
@@ -562,8 +573,10 @@ func (x *Index) DeleteFailures(ctx context.Context, sourceID string, paths []str
 	if err != nil {
 		return err
 	}
-	_, err = x.db.ExecContext(ctx, `DELETE FROM failures WHERE src = (SELECT num FROM sources WHERE id = ?) AND path IN (SELECT value FROM json_each(?))`, sourceID, list)
-	return wrap("delete failures", err)
+	return x.withTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM failures WHERE src = (SELECT num FROM sources WHERE id = ?) AND path IN (SELECT value FROM json_each(?))`, sourceID, list)
+		return wrap("delete failures", err)
+	})
 }
 
 // ChunkText is a chunk waiting for its vector.
@@ -580,8 +593,11 @@ func (x *Index) PendingChunks(ctx context.Context, sourceID, model string, after
 	if err != nil {
 		return nil, err
 	}
-	rows, err := x.db.QueryContext(ctx, `SELECT c.id, t.text FROM chunks c CROSS JOIN chunks_fts t ON t.rowid = c.id
-		WHERE c.id > ? AND c.src = ? AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = ?)
+	// The unary plus keeps the planner on the rowid range from after (an
+	// index on src would read the whole source for every call), and the
+	// text is read for the rows returned only.
+	rows, err := x.db.QueryContext(ctx, `SELECT c.id, (SELECT t.text FROM chunks_fts t WHERE t.rowid = c.id) FROM chunks c
+		WHERE c.id > ? AND +c.src = ? AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id AND e.model = ?)
 		ORDER BY c.id LIMIT ?`, after, src, model, limit)
 	if err != nil {
 		return nil, wrap("pending chunks", err)
@@ -590,9 +606,11 @@ func (x *Index) PendingChunks(ctx context.Context, sourceID, model string, after
 	var out []ChunkText
 	for rows.Next() {
 		var c ChunkText
-		if err := rows.Scan(&c.ID, &c.Text); err != nil {
+		var text sql.NullString
+		if err := rows.Scan(&c.ID, &text); err != nil {
 			return nil, wrap("pending chunks", err)
 		}
+		c.Text = text.String
 		out = append(out, c)
 	}
 	return out, wrap("pending chunks", rows.Err())
