@@ -142,6 +142,9 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 }
 
 func (a *App) mailboxName(id string) (string, bool) {
+	if server, ok := strings.CutPrefix(id, policy.MCPServerSourcePrefix); ok {
+		return a.mcpServerName(server)
+	}
 	for _, m := range a.Org.Mailboxes {
 		if m.ID == id {
 			return m.Name, true

@@ -36,6 +36,8 @@ type UserSettings struct {
 	// DataSources are the user's data sources (see datasources.go).
 	DataSources        []UserDataSource   `json:"data_sources,omitempty"`
 	DataSourceDefaults DataSourceDefaults `json:"data_source_defaults,omitzero"`
+	// MCP holds the user's MCP servers and the confidence of MCP clients.
+	MCP *UserMCP `json:"mcp,omitempty"`
 }
 
 // UserProvider is a provider the user configured.
