@@ -74,7 +74,7 @@ func src(id string, n int, level policy.Confidence) datasource.Source {
 		Security: policy.AllowAny, Path: "/data/" + id, Description: "Documents of " + id, Embedding: "ollama:nomic-embed-text"}
 }
 
-func newFixture(t *testing.T, sources ...datasource.Source) *fixture {
+func newFixture(t testing.TB, sources ...datasource.Source) *fixture {
 	t.Helper()
 	f := &fixture{local: &fakeLocal{hits: map[string][]datasource.LocalHit{}, fail: map[string]error{}}, sources: sources, reports: &reports{}}
 	f.svc = datasource.NewService(datasource.Options{
