@@ -552,3 +552,31 @@ func TestAHostileServerIsCutToTheWindow(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+// "… and then searched in parallel": each server answers only once the
+// other's request has arrived too, so a search one after the other would
+// never finish.
+func TestSourcesAreSearchedInParallel(t *testing.T) {
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	both := make(chan struct{})
+	go func() { arrived.Wait(); close(both) }()
+	e, srvs := eriEnv(t, eritest.Options{}, eritest.Options{})
+	for _, srv := range srvs {
+		srv.Override("POST /retrieval", func(w http.ResponseWriter, r *http.Request) {
+			arrived.Done()
+			select {
+			case <-both:
+				w.Write([]byte(`[{"name":"a","type":"TEXT","matchedContent":"found"}]`))
+			case <-time.After(1500 * time.Millisecond):
+				w.WriteHeader(http.StatusGatewayTimeout)
+			}
+		})
+	}
+	us, _ := e.svc.Usable(context.Background(), cloud, automatic)
+	for _, r := range e.svc.Search(context.Background(), us, SearchRequest{Query: "x", Page: 1, Provider: cloud}) {
+		if r.NotSearched || len(r.Passages) != 1 {
+			t.Fatalf("%s was not searched beside the other: %+v", r.Usable.Source.ID, r)
+		}
+	}
+}

@@ -408,3 +408,19 @@ func TestThreadDropsATrailingAnswer(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 }
+
+// semantic_search sends its query only to configured services (a source's
+// embedding provider or ERI server), so a chat restricted after reading
+// mails to ONLY_CONFIGURED_SERVICES still offers and runs it.
+func TestOfferedAndRunInAChatRestrictedToConfiguredServices(t *testing.T) {
+	f := newFixture(t, src("a", 1, policy.Medium))
+	f.local.hits["a"] = []datasource.LocalHit{{Path: "/data/a/x.md", Text: "the plan"}}
+	th := &chat.Thread{}
+	th.RequireOutbound(policy.OutboundRequirement{Set: true, Restriction: policy.OnlyConfiguredServices, MailboxID: "work", MailboxName: "Work"})
+	if o, _ := f.offer(t, th, cloud); o == nil {
+		t.Fatal("not offered under ONLY_CONFIGURED_SERVICES")
+	}
+	if out, r := f.call(t, th, cloud, `{"query":"plan"}`); out.Trace.Status != loop.StatusSuccess || r.DataSources[0].ResultCount != 1 {
+		t.Fatalf("%s", out.Content)
+	}
+}
