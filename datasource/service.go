@@ -178,19 +178,25 @@ func (s *Service) signIn(ctx context.Context, src Source, methods []eri.AuthSche
 // serverInfo returns the cached answers of an ERI source's server, asking
 // it (methods, sign-in, security requirements, description) when there
 // are none younger than InfoTTL for this configuration. The whole check
-// runs within eri.InfoTimeout. Only a check that succeeded is kept.
+// runs within eri.InfoTimeout. Only what succeeded is kept: a failed check
+// keeps nothing, and a description that could not be read is asked for
+// again on the next call while the security answer stays cached.
 func (s *Service) serverInfo(ctx context.Context, src Source) (cachedInfo, error) {
 	fp := fingerprint(src)
 	now := s.o.Now()
 	s.mu.Lock()
 	c, ok := s.cache[src.ID]
 	s.mu.Unlock()
-	if ok && c.fingerprint == fp && now.Sub(c.at) < InfoTTL {
+	fresh := ok && c.fingerprint == fp && now.Sub(c.at) < InfoTTL
+	if fresh && c.described {
 		return c, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, eri.InfoTimeout)
 	defer cancel()
 	info := cachedInfo{fingerprint: fp, at: now}
+	if fresh {
+		info = c
+	}
 	if s.o.ERI == nil {
 		return info, errors.New("ERI servers cannot be reached from here")
 	}
@@ -198,19 +204,26 @@ func (s *Service) serverInfo(ctx context.Context, src Source) (cachedInfo, error
 	if err != nil {
 		return info, err
 	}
-	// The methods say under which names the server wants the secret; a
-	// server that does not answer them still gets the usual names.
-	if m, err := client.AuthMethods(ctx); err == nil {
-		info.methods = m
-	} else if ctx.Err() != nil {
-		return info, err
+	if !fresh {
+		// The methods say under which names the server wants the secret; a
+		// server that does not answer them still gets the usual names.
+		if m, err := client.AuthMethods(ctx); err == nil {
+			info.methods = m
+		} else if ctx.Err() != nil {
+			return info, err
+		}
 	}
 	sess, err := client.SignIn(ctx, info.methods)
 	if err != nil {
+		if fresh {
+			return info, nil // the security answer stands; the description waits
+		}
 		return info, err
 	}
-	if info.security, err = sess.SecurityRequirements(ctx); err != nil {
-		return info, err
+	if !fresh {
+		if info.security, err = sess.SecurityRequirements(ctx); err != nil {
+			return info, err
+		}
 	}
 	if d, err := sess.DataSource(ctx); err == nil {
 		info.described = true

@@ -580,3 +580,25 @@ func TestSourcesAreSearchedInParallel(t *testing.T) {
 		}
 	}
 }
+
+// A description that could not be read is not kept: the next request asks
+// for it again (and only for it), and shows it once it arrives.
+func TestAFailedDescriptionIsAskedAgain(t *testing.T) {
+	e, srvs := eriEnv(t, eritest.Options{Info: eri.DataSourceInfo{Description: "The handbook"}})
+	srvs[0].Override("GET /dataSource", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) })
+	got, _ := e.svc.Usable(context.Background(), cloud, automatic)
+	if len(got) != 1 || got[0].Description != "" {
+		t.Fatalf("%+v", got)
+	}
+	security := srvs[0].Count("GET /security/requirements")
+	srvs[0].Override("GET /dataSource", nil)
+	got, _ = e.svc.Usable(context.Background(), cloud, automatic)
+	if got[0].Description != "The handbook" || srvs[0].Count("GET /security/requirements") != security {
+		t.Fatalf("%+v; security asked %d times", got, srvs[0].Count("GET /security/requirements"))
+	}
+	calls := len(srvs[0].Requests())
+	e.svc.Usable(context.Background(), cloud, automatic)
+	if len(srvs[0].Requests()) != calls {
+		t.Fatal("a description that arrived is kept")
+	}
+}
