@@ -123,7 +123,7 @@ func (c Config) Validate() error {
 const maxResponse = 64 << 20
 
 // New builds the client for an embedding configuration. apiKey may be empty
-// (Ollama, local servers); client nil means http.DefaultClient.
+// (Ollama, local servers); client nil means a default client.
 func New(c Config, apiKey string, client *http.Client) (Embedder, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -146,8 +146,8 @@ func New(c Config, apiKey string, client *http.Client) (Embedder, error) {
 }
 
 // secretClient is the one place the client that carries the API key is
-// made: the key travels in a header, so redirects stay within the
-// configured origin.
+// made: the key travels in a header and the body holds mail or document
+// text, so redirects stay within the configured origin.
 func secretClient(base *http.Client) *http.Client {
 	return credhttp.Client(base, "the base URL of the embedding provider")
 }
