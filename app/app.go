@@ -67,6 +67,7 @@ type App struct {
 	defs       map[string]tool.Definition
 	webOnce    webParts
 	mail       mailParts
+	sources    sourceParts
 	webOptions web.ServiceOptions
 }
 
@@ -127,6 +128,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		a.defs[d.ID] = d
 	}
 	a.checkToolSettingKeys()
+	a.DataSources() // records what is wrong with the organization's data sources
 	a.Resolver = a.buildResolver()
 	a.Registry, a.RegistryProblems = registry.New(registry.Options{
 		Policy:        a.Policy,
@@ -170,9 +172,6 @@ func (a *App) checkToolSettingKeys() {
 }
 
 func (a *App) knownToolField(toolID, field string) bool {
-	if toolID+"."+field == wikiSettingKey {
-		return true
-	}
 	d, ok := a.defs[toolID]
 	if !ok {
 		return false

@@ -20,7 +20,10 @@ func TestOrganizationDefinitionsCannotBeRedefinedLocally(t *testing.T) {
 			return `CONFIG["EMBEDDING_PROVIDERS"] = { { ["Id"] = "emb", ["Name"] = "` + n + `", ["UsedLLMProvider"] = "SELF_HOSTED", ["Host"] = "OLLAMA", ["Model"] = { ["Id"] = "m" } } }` + "\n"
 		},
 		"data source": func(n string) string {
-			return `CONFIG["DATA_SOURCES"] = { { ["Id"] = "wiki", ["Name"] = "` + n + `", ["Type"] = "ERI_V1", ["Hostname"] = "https://eri.example.org", ["SecurityPolicy"] = "SELF_HOSTED", ["SelectedRetrievalId"] = "r" } }` + "\n"
+			return `CONFIG["DATA_SOURCES"] = { { ["Id"] = "wiki", ["Name"] = "` + n + `", ["Type"] = "ERI_V1", ["Hostname"] = "https://eri.example.org", ["AuthMethod"] = "NONE", ["SecurityPolicy"] = "SELF_HOSTED", ["SelectedRetrievalId"] = "r" } }` + "\n"
+		},
+		"MCP server": func(n string) string {
+			return `CONFIG["MCP_SERVERS"] = { { ["Id"] = "wiki", ["Name"] = "` + n + `", ["Command"] = "wiki-server" } }` + "\n"
 		},
 		"mailbox": func(n string) string {
 			return `CONFIG["MAILBOXES"] = { { ["Id"] = "team", ["Name"] = "` + n + `", ["Host"] = "imap.example.org", ["Username"] = "u" } }` + "\n"
@@ -34,6 +37,8 @@ func TestOrganizationDefinitionsCannotBeRedefinedLocally(t *testing.T) {
 			return e.EmbeddingProviders[0].Name
 		case "data source":
 			return e.DataSources[0].Name
+		case "MCP server":
+			return e.MCPServers[0].Name
 		}
 		return e.Mailboxes[0].Name
 	}
@@ -99,17 +104,22 @@ func TestLayeredSecrets(t *testing.T) {
 	}
 }
 
-// TestMisspeltDataSourcePolicyCountsAsSelfHosted: a data source's
-// security policy that cannot be read counts as SELF_HOSTED, the strictest.
-func TestMisspeltDataSourcePolicyCountsAsSelfHosted(t *testing.T) {
+// TestMisspeltDataSourcePolicyNeverAllowsAny: a data source's security
+// policy that cannot be read never leaves a source open to any provider:
+// the source is refused, with a problem at its line.
+func TestMisspeltDataSourcePolicyNeverAllowsAny(t *testing.T) {
 	root := t.TempDir()
-	file := writePlugin(t, root, "org", "it", `CONFIG["DATA_SOURCES"] = { { ["Id"] = "wiki", ["Name"] = "Wiki", ["Type"] = "ERI_V1", ["Hostname"] = "https://eri.example.org", ["SecurityPolicy"] = "SELF_HOST", ["SelectedRetrievalId"] = "r" } }`+"\n")
+	file := writePlugin(t, root, "org", "it", `CONFIG["DATA_SOURCES"] = { { ["Id"] = "wiki", ["Name"] = "Wiki", ["Type"] = "ERI_V1", ["Hostname"] = "https://eri.example.org", ["AuthMethod"] = "NONE", ["SecurityPolicy"] = "SELF_HOST", ["SelectedRetrievalId"] = "r" } }`+"\n")
 	eff, err := Load(context.Background(), root, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	probs := problemsFor(eff, file)
-	if len(eff.DataSources) != 1 || eff.DataSources[0].SecurityPolicy != "SELF_HOSTED" || len(probs) != 1 || probs[0].Kind != ProblemSecurity || probs[0].Line != 7 {
-		t.Fatalf("%+v %v", eff.DataSources, probs)
+	for _, ds := range eff.DataSources {
+		if ds.SecurityPolicy != "SELF_HOSTED" {
+			t.Fatalf("a misspelt policy left the source %s as %q", ds.ID, ds.SecurityPolicy)
+		}
+	}
+	if probs := problemsFor(eff, file); len(probs) != 1 || probs[0].Line != 7 || !strings.Contains(probs[0].Message, "SecurityPolicy") {
+		t.Fatalf("%v", probs)
 	}
 }

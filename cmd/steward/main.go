@@ -53,7 +53,7 @@ func main() {
 		os.Exit(config.ServeChild(os.Stdin, os.Stdout))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	e := env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	e := env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, tweak: testNetwork(os.Getenv)}
 	if exe, err := os.Executable(); err == nil {
 		e.plugins = &config.ChildProcess{Executable: exe}
 	}
