@@ -35,6 +35,10 @@ type Options struct {
 	// Web configures the page retrieval service; the zero value is the
 	// production service. Tests inject a resolver and a dialer here.
 	Web web.ServiceOptions
+	// PluginIsolation runs each configuration plugin in a child process
+	// that can be stopped at any point (see config.ChildProcess); nil runs
+	// plugins in this process.
+	PluginIsolation *config.ChildProcess
 	// SkipMCPServers leaves the configured MCP servers unstarted and their
 	// tools out of the registry, for commands that offer no tools.
 	SkipMCPServers bool
@@ -64,6 +68,7 @@ type App struct {
 	defs       map[string]tool.Definition
 	webOnce    webParts
 	mail       mailParts
+	sources    sourceParts
 	webOptions web.ServiceOptions
 	// settingsMu guards a.User.Tools, which SetToolSetting replaces while
 	// other goroutines may read it.
@@ -103,7 +108,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	}
 	// The configuration comes first: tools such as the mail tools are
 	// built from it. Tool setting keys are checked once the tools exist.
-	a.Org, err = config.Load(ctx, a.ConfigDir, config.Options{Getenv: a.getenv})
+	a.Org, err = config.Load(ctx, a.ConfigDir, config.Options{Getenv: a.getenv, Isolation: opts.PluginIsolation})
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +116,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.Org.Problems = append(a.Org.Problems, a.User.SecurityProblems(config.UserSettingsPath(a.ConfigDir))...)
 	a.Secrets = config.OpenSecretStore(a.ConfigDir)
 	a.Policy = a.buildPolicy()
 	a.Tools, err = a.buildTools()
@@ -126,6 +132,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		a.defs[d.ID] = d
 	}
 	a.checkToolSettingKeys()
+	a.DataSources() // records what is wrong with the organization's data sources
 	a.Resolver = a.buildResolver()
 	a.Registry, a.RegistryProblems = registry.New(registry.Options{
 		Policy:        a.Policy,
@@ -134,6 +141,21 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Logger:        a.Logger,
 	}, a.Tools, a.collections())
 	return a, nil
+}
+
+// Notices are the configuration problems every command reports, one line
+// each: plugins that were not loaded, security settings that could not be
+// read and count as their strictest value, and local definitions refused
+// because an organization plugin defines the same ID. The other problems
+// are listed by `steward config check`.
+func (a *App) Notices() []string {
+	var out []string
+	for _, p := range a.Org.Problems {
+		if p.Always() {
+			out = append(out, p.String())
+		}
+	}
+	return out
 }
 
 // checkToolSettingKeys reports tool settings of plugins that name no tool
@@ -192,9 +214,12 @@ func (a *App) buildPolicy() settings.Policy {
 		}
 	}
 	for id, lv := range a.User.MinimumConfidence {
-		if c, err := policy.ParseConfidence(lv); err == nil {
-			p.Confidence.User[id] = policy.Max(p.Confidence.User[id], c)
+		c, err := policy.ParseConfidence(lv)
+		if err != nil {
+			// Unreadable counts as the strictest (reported by Notices).
+			c = policy.High
 		}
+		p.Confidence.User[id] = policy.Max(p.Confidence.User[id], c)
 	}
 	return p
 }

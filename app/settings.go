@@ -108,7 +108,15 @@ func (a *App) SetToolSetting(ctx context.Context, key, value string) (where stri
 	if value != "" {
 		allowed := f.Enum
 		if len(allowed) > 0 && !contains(allowed, value) {
-			return "", &SettingError{Key: key, Usage: true, Msg: fmt.Sprintf("%s must be one of %s, not %q", key, strings.Join(allowed, ", "), value)}
+			return "", &SettingError{Key: key, Usage: true, Msg: fmt.Sprintf("%s must be one of %s, not %q; nothing was saved", key, strings.Join(allowed, ", "), value)}
+		}
+		// The tool's own checks, as `steward config check` runs them.
+		if err := a.CheckToolSetting(ctx, toolID, field, value); err != nil {
+			shown := fmt.Sprintf("%q", value)
+			if f.Secret {
+				shown = "the secret"
+			}
+			return "", &SettingError{Key: key, Usage: true, Msg: fmt.Sprintf("%s: %s is refused: %v; nothing was saved", key, shown, err)}
 		}
 	}
 	if f.Secret {

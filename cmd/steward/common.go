@@ -21,13 +21,20 @@ func openApp(cmd *cobra.Command, e env) (*app.App, error) {
 	if debug || e.getenv("STEWARD_DEBUG") != "" {
 		logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	opts := app.Options{ConfigDir: cfgDir, DataDir: dataDir, Getenv: e.getenv, Logger: logger, SkipMCPServers: !offersTools(cmd)}
+	opts := app.Options{ConfigDir: cfgDir, DataDir: dataDir, Getenv: e.getenv, Logger: logger, PluginIsolation: e.plugins, SkipMCPServers: !offersTools(cmd)}
 	if e.tweak != nil {
 		e.tweak(&opts)
 	}
 	a, err := app.Open(cmd.Context(), opts)
 	if err != nil {
 		return nil, err
+	}
+	// Every command says which plugins it skipped and which security
+	// settings it counts as strictest; `config check` lists them itself.
+	if cmd.CommandPath() != "steward config check" {
+		for _, n := range a.Notices() {
+			fmt.Fprintf(e.stderr, "steward: configuration: %s\n", n)
+		}
 	}
 	if !opts.SkipMCPServers {
 		e.started.add(a)

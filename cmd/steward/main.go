@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stewardhq/steward/app"
+	"github.com/stewardhq/steward/config"
 )
 
 // Exit codes.
@@ -38,14 +39,25 @@ type env struct {
 	// tweak adjusts the app's options; only in-process tests set it, to
 	// inject a resolver and dialer that keep traffic on loopback.
 	tweak func(*app.Options)
+	// plugins runs configuration plugins in a child process; nil runs them
+	// in this process (in-process tests).
+	plugins *config.ChildProcess
 	// started holds the apps that started MCP servers, stopped when the
 	// command ends; run sets it.
 	started *startedApps
 }
 
 func main() {
+	if config.IsChild() {
+		// Started by ourselves to run one configuration plugin.
+		os.Exit(config.ServeChild(os.Stdin, os.Stdout))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, tweak: testNetwork(os.Getenv)})
+	e := env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, tweak: testNetwork(os.Getenv)}
+	if exe, err := os.Executable(); err == nil {
+		e.plugins = &config.ChildProcess{Executable: exe}
+	}
+	code := run(ctx, os.Args[1:], e)
 	stop()
 	os.Exit(code)
 }
@@ -99,6 +111,7 @@ that keep each piece of data where your organization allows it.`,
 	for _, c := range extraCommands(e) {
 		root.AddCommand(c)
 	}
+	addConfigCommands(root, e)
 	return root
 }
 
