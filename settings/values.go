@@ -198,6 +198,14 @@ func (r *Resolver) SetUser(u User) {
 	r.mu.Unlock()
 }
 
+// Clone returns a resolver with the same values, safe while SetUser runs;
+// the user's values are shared, not copied.
+func (r *Resolver) Clone() *Resolver {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return &Resolver{Org: r.Org, User: r.User, Secrets: r.Secrets}
+}
+
 func (r *Resolver) userValue(toolID, field string) (string, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
