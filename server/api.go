@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/app"
+	"github.com/stewardhq/steward/chat"
 	"github.com/stewardhq/steward/loop"
 	"github.com/stewardhq/steward/store"
 )
@@ -186,7 +187,11 @@ func (s *Server) getTools(w http.ResponseWriter, r *http.Request) {
 		Provider *providerInfo `json:"provider"`
 		// Selected is the chat's selection, or the user's saved one.
 		Selected []string `json:"selected"`
-		Problems []string `json:"problems"`
+		// SemanticSearch says, for a provider, whether semantic_search
+		// (which offers itself from the chat's data sources) would be
+		// offered, and why not.
+		SemanticSearch *semanticView `json:"semantic_search"`
+		Problems       []string      `json:"problems"`
 	}{Problems: []string{}}
 	var rp *app.ResolvedProvider
 	if q.Get("provider") != "" || q.Get("model") != "" {
@@ -210,10 +215,34 @@ func (s *Server) getTools(w http.ResponseWriter, r *http.Request) {
 		sel = s.app.User.SelectedTools
 	}
 	out.Selected = append([]string{}, sel...)
+	if rp != nil {
+		var t *chat.Thread
+		if cs != nil {
+			t = cs.thread
+		}
+		x := s.app.ExplainSemanticSearch(r.Context(), t, rp)
+		sv := &semanticView{Offered: x.Offered, Reason: x.Reason, Detail: x.Detail, RetrievalMode: x.Mode.String(), DataSources: []string{}, NotUsable: []string{}}
+		for _, u := range x.Usable {
+			sv.DataSources = append(sv.DataSources, u.Source.ID)
+		}
+		for _, f := range x.Refused {
+			sv.NotUsable = append(sv.NotUsable, f.Source.ID+": "+f.Reason)
+		}
+		out.SemanticSearch = sv
+	}
 	for _, p := range s.app.RegistryProblems {
 		out.Problems = append(out.Problems, p.Error())
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+type semanticView struct {
+	Offered       bool     `json:"offered"`
+	Reason        string   `json:"reason"`
+	Detail        string   `json:"detail"`
+	RetrievalMode string   `json:"retrieval_mode"`
+	DataSources   []string `json:"data_sources"`
+	NotUsable     []string `json:"not_usable"`
 }
 
 type chatSummary struct {
@@ -445,9 +474,25 @@ func (s *Server) getMailboxes(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getDataSources(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, struct {
-		MCPServers []app.MCPView `json:"mcp_servers"`
-	}{s.app.MCPStatuses()})
+	var rp *app.ResolvedProvider
+	if q := r.URL.Query().Get("provider"); q != "" {
+		var err error
+		if rp, err = s.app.ResolveProvider(r.Context(), app.ProviderFlags{Provider: q}); err != nil {
+			writeError(w, http.StatusBadRequest, "bad_provider", err.Error())
+			return
+		}
+	}
+	views, problems := s.app.SourceViews(r.Context(), rp)
+	out := struct {
+		PreviewEnabled bool             `json:"preview_enabled"`
+		DataSources    []app.SourceView `json:"data_sources"`
+		MCPServers     []app.MCPView    `json:"mcp_servers"`
+		Problems       []string         `json:"problems"`
+	}{s.app.SourcesEnabled(), views, s.app.MCPStatuses(), []string{}}
+	for _, p := range problems {
+		out.Problems = append(out.Problems, p.Error())
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) postRead(w http.ResponseWriter, r *http.Request) {

@@ -52,6 +52,14 @@ func lockedPlugin() string {
 	return `CONFIG["SETTINGS"]["read_web_page.timeoutSeconds"] = "30"`
 }
 
+// withSources adds a folder data source that only HIGH providers may use.
+func withSources(dir string) func(*config.UserSettings) {
+	return func(us *config.UserSettings) {
+		withMailbox(us)
+		us.DataSources = append(us.DataSources, config.UserDataSource{ID: "handbook", Name: "Handbook", Kind: "LOCAL_DIRECTORY", Path: dir, RequiredProviderConfidence: "HIGH"})
+	}
+}
+
 func withMailbox(us *config.UserSettings) {
 	us.Mailboxes = append(us.Mailboxes, config.UserMailbox{ID: "work", Name: "Work mail", Host: "127.0.0.1", Port: 1993, Security: "tls", Auth: "password",
 		Username: "me", RequiredProviderConfidence: "HIGH", OutboundDataRestriction: "ONLY_LINKS_FROM_CHAT"})
@@ -63,7 +71,7 @@ func TestAPIEveryRouteAgainstOpenAPI(t *testing.T) {
 	e = newEnv(t, envOptions{
 		pages:  map[string]string{"/article": articlePage},
 		plugin: lockedPlugin(),
-		user:   withMailbox,
+		user:   withSources(t.TempDir()),
 		script: func(r providerRequest) reply { return chatScript(e.web.URL("news.example.com", "/article"))(r) },
 	})
 	article := e.web.URL("news.example.com", "/article")
@@ -316,8 +324,20 @@ func TestAPIEveryRouteAgainstOpenAPI(t *testing.T) {
 	if st, b := e.call("GET", "/api/mailboxes", nil); st != 200 || !strings.Contains(string(b), `"name":"Work mail"`) || !strings.Contains(string(b), `"never_synced":true`) {
 		t.Fatalf("mailboxes: %d %s", st, b)
 	}
-	if st, b := e.call("GET", "/api/datasources", nil); st != 200 || !strings.Contains(string(b), `"mcp_servers":[]`) {
+	if st, b := e.call("GET", "/api/datasources", nil); st != 200 || !strings.Contains(string(b), `"mcp_servers":[]`) || !strings.Contains(string(b), `"id":"handbook"`) || strings.Contains(string(b), `"usable"`) {
 		t.Fatalf("data sources: %d %s", st, b)
+	}
+	if st, b := e.call("GET", "/api/datasources?provider=cloud", nil); st != 200 || !strings.Contains(string(b), `"usable":false`) || !strings.Contains(string(b), `"not_usable_because"`) {
+		t.Fatalf("data sources for the cloud provider: %d %s", st, b)
+	}
+	if st, b := e.call("GET", "/api/datasources?provider=local", nil); st != 200 || !strings.Contains(string(b), `"usable":true`) {
+		t.Fatalf("data sources for the local provider: %d %s", st, b)
+	}
+	if st, _ := e.call("GET", "/api/datasources?provider=nope", nil); st != 400 {
+		t.Fatalf("data sources for an unknown provider: %d", st)
+	}
+	if st, b := e.call("GET", "/api/tools?provider=local", nil); st != 200 || !strings.Contains(string(b), `"semantic_search":{`) {
+		t.Fatalf("semantic_search is not explained: %d %s", st, b)
 	}
 
 	// The page retrieval preview of `steward read`.

@@ -679,7 +679,19 @@
         m.sign_in_refused_at ? "sign-in refused at " + m.sign_in_refused_at : m.last_complete_sync || "not completed",
       ])));
       if (!mb.tools_enabled) box.appendChild(el("p", "hint", "The mail tools are a preview feature that is switched off."));
-      const ds = await api("GET", "/api/datasources");
+      const prov = $("provider").value;
+      const ds = await api("GET", "/api/datasources" + (prov ? "?provider=" + encodeURIComponent(prov) : ""));
+      const src = $("source-list");
+      src.replaceChildren();
+      if (!ds.data_sources.length) src.appendChild(el("p", "hint", "No data sources configured (steward sources add)."));
+      else src.appendChild(table(["Data source", "Kind", "Requires", "Index", "For the chosen provider"], ds.data_sources.map((d) => [
+        d.name + " (" + d.id + ")",
+        d.kind + ", " + d.search_mode,
+        d.required_provider_confidence + ", " + d.data_security,
+        d.index ? (d.index.indexed ? d.index.documents + " documents, " + d.index.chunks + " chunks" + (d.index.complete ? "" : " (last run incomplete)") : "not indexed yet") : d.address || "",
+        d.usable === undefined ? "" : d.usable ? "usable" : "not usable: " + d.not_usable_because,
+      ])));
+      if (!ds.preview_enabled && ds.data_sources.length) src.appendChild(el("p", "hint", "Data sources are a preview feature that is switched off (PRE_RAG_2024)."));
       const mcp = $("mcp-list");
       mcp.replaceChildren();
       if (!ds.mcp_servers.length) mcp.appendChild(el("p", "hint", "No MCP servers configured."));
