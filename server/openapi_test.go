@@ -263,3 +263,36 @@ func decode[T any](t testing.TB, b []byte) T {
 	}
 	return v
 }
+
+// TestOpenAPIDocumentIsValid checks server/openapi.json against the
+// OpenAPI Initiative's schema of 3.1 documents, and that every schema in
+// it compiles.
+func TestOpenAPIDocumentIsValid(t *testing.T) {
+	b, err := os.ReadFile("testdata/oas-3.1-schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("https://spec.openapis.org/oas/3.1/schema/2022-10-07", meta); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("https://spec.openapis.org/oas/3.1/schema/2022-10-07")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(OpenAPI()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(doc); err != nil {
+		t.Fatalf("openapi.json is not a valid OpenAPI 3.1 document: %v", err)
+	}
+	d := loadDoc(t)
+	for name := range d.raw["components"].(map[string]any)["schemas"].(map[string]any) {
+		d.schema(t, "/components/schemas/"+pointerEscape(name))
+	}
+}
