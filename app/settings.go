@@ -21,11 +21,12 @@ type SettingView struct {
 	Title       string   `json:"title"`
 	Description string   `json:"description"`
 	Type        string   `json:"type"`
-	Secret      bool     `json:"secret"`
+	WriteOnly   bool     `json:"write_only"`
 	Required    bool     `json:"required"`
 	Default     string   `json:"default"`
 	Enum        []string `json:"enum"`
-	// Value is the effective value; empty for secrets (see IsSet).
+	// Value is the effective value; empty for a secret, whose field is
+	// WriteOnly: it can be set, never read back (see IsSet).
 	Value string `json:"value"`
 	// IsSet says whether the field has a value, secrets included.
 	IsSet bool `json:"is_set"`
@@ -61,7 +62,7 @@ func (a *App) ToolSettings(ctx context.Context) ([]SettingView, error) {
 		for _, f := range d.Settings.Fields {
 			rf, _ := rv.Field(f.Name)
 			v := SettingView{Key: settings.Key(d.ID, f.Name), Tool: d.ID, Field: f.Name, Title: f.Title, Description: f.Description,
-				Type: "string", Secret: f.Secret, Required: d.Settings.IsRequired(f.Name), Default: f.Default, Enum: append([]string{}, f.Enum...),
+				Type: "string", WriteOnly: f.Secret, Required: d.Settings.IsRequired(f.Name), Default: f.Default, Enum: append([]string{}, f.Enum...),
 				IsSet: rf.Set(), Origin: rf.Origin.String(), LockedBy: rf.LockedBy}
 			if !f.Secret {
 				v.Value = rf.Value

@@ -288,7 +288,7 @@ func TestAPIEveryRouteAgainstOpenAPI(t *testing.T) {
 		if s.Key == "read_web_page.timeoutSeconds" {
 			locked = s
 		}
-		if s.Secret && s.Value != "" {
+		if s.WriteOnly && s.Value != "" {
 			t.Errorf("secret %s shows a value", s.Key)
 		}
 	}

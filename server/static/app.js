@@ -636,10 +636,10 @@
       input.value = s.value;
     } else {
       input = el("input");
-      input.type = s.secret ? "password" : "text";
+      input.type = s.write_only ? "password" : "text";
       input.autocomplete = "off";
-      input.value = s.secret ? "" : s.value;
-      input.placeholder = s.secret ? (s.is_set ? "(secret set — type to replace)" : "(secret not set)") : s.default ? "default " + s.default : "";
+      input.value = s.write_only ? "" : s.value;
+      input.placeholder = s.write_only ? (s.is_set ? "(secret set — type to replace)" : "(secret not set)") : s.default ? "default " + s.default : "";
     }
     input.id = id;
     row.appendChild(input);
