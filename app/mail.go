@@ -83,7 +83,7 @@ func (a *App) MailIndexer(ctx context.Context) (*mailbox.Indexer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the mail index %s: %w", a.MailIndexPath(), err)
 	}
-	a.mail.indexer = mailbox.NewIndexer(mailbox.IndexerOptions{Index: ix, Secrets: mailSecrets{a}, Embedders: a.embedders, Logger: a.Logger})
+	a.mail.indexer = mailbox.NewIndexer(mailbox.IndexerOptions{Index: ix, Secrets: mailSecrets{a}, Embedders: a.embedders, Scheme: a.Org.Scheme(), Logger: a.Logger})
 	return a.mail.indexer, nil
 }
 

@@ -81,10 +81,7 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 	if !turn.NoTools {
 		res.Offered, res.Blocked = a.Registry.Runnable(ctx, a.RunnableRequest(t, p, turn.Selected))
 	}
-	system := t.SystemPrompt
-	if instr := a.Registry.Instructions(res.Offered); instr != "" {
-		system = strings.TrimSpace(system) + "\n\n" + instr
-	}
+	system := a.systemPrompt(t, res.Offered)
 	t.SetLastSystemPrompt(system)
 	req := llm.Request{Model: p.Model, System: system, Extra: p.Extra, Tools: loop.ToolSpecs(res.Offered)}
 	for _, m := range t.History() {
@@ -98,8 +95,24 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 	if err != nil {
 		return nil, err
 	}
+	var reoffer loop.OfferFunc
+	if !turn.NoTools {
+		// When a result tightens the chat (a mail read from a mailbox that
+		// restricts where the chat may send data, say), the next round
+		// offers what the registry decides for the chat as it is now.
+		reoffer = func(ctx context.Context) (loop.Offer, error) {
+			offered, _ := a.Registry.Runnable(ctx, a.RunnableRequest(t, p, turn.Selected))
+			if err := ctx.Err(); err != nil {
+				return loop.Offer{}, err
+			}
+			system := a.systemPrompt(t, offered)
+			t.SetLastSystemPrompt(system)
+			return loop.Offer{Tools: offered, System: system}, nil
+		}
+	}
 	result, runErr := loop.New(loop.Options{}).Run(ctx, adapter, loop.RunContext{
 		Tools:              res.Offered,
+		Reoffer:            reoffer,
 		Chat:               t,
 		ProviderConfidence: p.Confidence,
 		ProviderTrusted:    p.Trusted,
@@ -122,6 +135,16 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 		t.AddMessage(msg)
 	}
 	return res, runErr
+}
+
+// systemPrompt is the chat's system prompt with the instructions of the
+// offered tools.
+func (a *App) systemPrompt(t *chat.Thread, offered []tool.Offered) string {
+	system := t.SystemPrompt
+	if instr := a.Registry.Instructions(offered); instr != "" {
+		system = strings.TrimSpace(system) + "\n\n" + instr
+	}
+	return system
 }
 
 func (a *App) mailboxName(id string) (string, bool) {

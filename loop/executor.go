@@ -21,6 +21,8 @@ type Chat interface {
 	RequireConfidence(c policy.Confidence)
 	// RequireDataSecurity tightens the chat's data security.
 	RequireDataSecurity(d policy.DataSecurity)
+	// DataSecurity is the data security the chat demands.
+	DataSecurity() policy.DataSecurity
 	// RequireOutbound tightens the chat's outbound data restriction.
 	RequireOutbound(r policy.OutboundRequirement)
 	// AddToolAddresses adds request keys of web addresses a tool returned to
@@ -39,11 +41,30 @@ type MailboxLookup func(id string) (name string, ok bool)
 // values. chat.ReturnedAddresses is the one to use.
 type AddressFinder func(content string, args json.RawMessage) []string
 
+// Offer is what a round offers the model: the tools as the registry
+// resolved them, and the effective system prompt with their instructions.
+type Offer struct {
+	Tools  []tool.Offered
+	System string
+}
+
+// OfferFunc returns what a round offers for the chat as it is now, with
+// its current requirements. The app builds it from the registry; the loop
+// knows no tool and no registry.
+type OfferFunc func(ctx context.Context) (Offer, error)
+
 // RunContext is what a run needs besides the adapter.
 type RunContext struct {
 	// Tools are the tools offered in this request, as the registry resolved
 	// them. Calls are looked up here by exact function name.
 	Tools []tool.Offered
+	// Reoffer, when set, is asked before the next round whenever the chat's
+	// requirements (confidence, data security, outbound data restriction)
+	// tightened during the run. From then on the rounds offer its tools and
+	// system prompt instead of the adapter's own, and calls are looked up
+	// among its tools, so the model is never offered what would be refused.
+	// The executor still checks each call. Nil keeps the first offer.
+	Reoffer OfferFunc
 	// Chat is the chat the run belongs to; required.
 	Chat Chat
 	// ProviderConfidence is the confidence of the provider asked.

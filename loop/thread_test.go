@@ -95,3 +95,59 @@ func TestTraceStored(t *testing.T) {
 		})
 	}
 }
+
+// TestReofferAfterTightening: the loop asks its Reoffer hook again only
+// after a result tightened the chat, and from then on every round carries
+// the new offer (tools and system prompt) and calls are looked up among
+// its tools only. A confidence or data-security requirement counts as a
+// tightening as much as an outbound one.
+func TestReofferAfterTightening(t *testing.T) {
+	tests := []struct {
+		name   string
+		result tool.Result
+	}{
+		{"outbound restriction", tool.Result{Text: "mail", RequiredOutbound: policy.OutboundRequirement{Set: true, Restriction: policy.OnlyConfiguredServices, MailboxID: "mb", MailboxName: "Sales"}}},
+		{"confidence", tool.Result{Text: "secret", RequiredConfidence: policy.High}},
+		{"data security", tool.Result{Text: "local only", RequiredDataSecurity: policy.SelfHosted}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			plain := textTool("weather", "sunny")
+			tighten := newTool("read_mail", policy.NoOutbound, func(context.Context, json.RawMessage, tool.ExecContext) (tool.Result, error) {
+				return tc.result, nil
+			})
+			web := textTool("web_search", "results")
+			web.outbound = policy.ThirdPartyQueries
+			asked := 0
+			reoffer := func(context.Context) (loop.Offer, error) {
+				asked++
+				return loop.Offer{Tools: offer(tighten), System: "only mail now"}, nil
+			}
+			a := newScripted(t,
+				step{calls: []llm.Call{call("c1", "weather", `{}`)}},
+				step{calls: []llm.Call{call("c2", "read_mail", `{}`)}},
+				step{calls: []llm.Call{call("c3", "web_search", `{}`)}},
+				step{deltas: []string{"done"}},
+			)
+			res, _, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: offer(plain, tighten, web), Chat: &fakeChat{}, Reoffer: reoffer})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if asked != 1 {
+				t.Errorf("Reoffer asked %d times, want once (after read_mail only)", asked)
+			}
+			if a.opts[0].Offer != nil || a.opts[1].Offer != nil {
+				t.Errorf("rounds before the tightening carry an offer")
+			}
+			for i := 2; i < len(a.opts); i++ {
+				o := a.opts[i].Offer
+				if o == nil || o.System != "only mail now" || len(o.Tools) != 1 || o.Tools[0].Name != "read_mail" {
+					t.Errorf("round %d: offer %+v", i+1, o)
+				}
+			}
+			if web.calls() != 0 || res.Traces[2].Status != loop.StatusBlocked {
+				t.Errorf("a call of a tool no longer offered ran: %+v", res.Traces[2])
+			}
+		})
+	}
+}
