@@ -33,9 +33,11 @@ func wireAPIs() []wireAPI {
 	const args = `{"query":"delivery order 4711"}`
 	return []wireAPI{
 		{
-			name:  "chat completions",
-			flags: func(base string) ProviderFlags { return ProviderFlags{Provider: "openai", BaseURL: base, API: "chat_completions"} },
-			path:  "/v1/chat/completions",
+			name: "chat completions",
+			flags: func(base string) ProviderFlags {
+				return ProviderFlags{Provider: "openai", BaseURL: base, API: "chat_completions"}
+			},
+			path: "/v1/chat/completions",
 			call: "data: " + fmt.Sprintf(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"search_mails","arguments":%s}}]}}]}`, llmtest.JSONString(args)) + "\n\n" +
 				`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\ndata: [DONE]\n\n",
 			text: `data: {"choices":[{"index":0,"delta":{"content":"It ships on 14 December."}}]}` + "\n\n" +
@@ -62,9 +64,11 @@ func wireAPIs() []wireAPI {
 			},
 		},
 		{
-			name:  "responses",
-			flags: func(base string) ProviderFlags { return ProviderFlags{Provider: "openai", BaseURL: base, API: "responses"} },
-			path:  "/v1/responses",
+			name: "responses",
+			flags: func(base string) ProviderFlags {
+				return ProviderFlags{Provider: "openai", BaseURL: base, API: "responses"}
+			},
+			path: "/v1/responses",
 			call: llmtest.SSE(`{"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[` +
 				`{"type":"function_call","id":"fc_1","call_id":"call_1","name":"search_mails","arguments":` + llmtest.JSONString(args) + `,"status":"completed"}` +
 				`],"usage":{"input_tokens":10,"output_tokens":4}}}`),
