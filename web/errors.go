@@ -20,6 +20,7 @@ const (
 	ReasonNeverAllowedAddress    Reason = "NEVER_ALLOWED_ADDRESS"
 	ReasonPrivateHostNotAllowed  Reason = "PRIVATE_HOST_NOT_ALLOWED"
 	ReasonInsufficientConfidence Reason = "INSUFFICIENT_PROVIDER_CONFIDENCE"
+	ReasonRedirectToLocalNetwork Reason = "REDIRECT_TO_LOCAL_NETWORK"
 )
 
 // BlockedError is a refusal by the network policy: the target is not read,
@@ -53,6 +54,8 @@ var (
 	ErrPrivateHostNotAllowed  = &BlockedError{ReasonPrivateHostNotAllowed, "the host resolves to a private network address and is not allowed for this request"}
 	ErrInsufficientConfidence = &BlockedError{ReasonInsufficientConfidence,
 		"the host is on a private network; it is allowed, but only a provider with HIGH confidence may read it"}
+	ErrRedirectToLocalNetwork = &BlockedError{ReasonRedirectToLocalNetwork,
+		"the page redirected to a private or loopback network address, which is only read when you name such an address yourself"}
 )
 
 // IsBlocked reports whether err is a refusal by the network policy (as
