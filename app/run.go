@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/chat"
+	"github.com/stewardhq/steward/guard"
 	"github.com/stewardhq/steward/llm"
 	"github.com/stewardhq/steward/llm/tokens"
 	"github.com/stewardhq/steward/loop"
@@ -118,6 +119,7 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 		ProviderTrusted:    p.Trusted,
 		ProviderName:       p.Title,
 		ReturnedAddresses:  chat.ReturnedAddresses,
+		FilterError:        a.filterError,
 		Mailboxes:          a.mailboxName,
 		Logger:             a.Logger,
 	}, sink)
@@ -135,6 +137,13 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 		t.AddMessage(msg)
 	}
 	return res, runErr
+}
+
+// filterError runs the error text of a failed or blocked call through the
+// prompt-injection filter: it may quote what a server sent.
+func (a *App) filterError(ctx context.Context, toolID, text string) string {
+	src := guard.Source{Kind: guard.WebContent, Label: "the error of " + toolID}
+	return a.Filter().FilterText(ctx, src, text).Text
 }
 
 // systemPrompt is the chat's system prompt with the instructions of the

@@ -111,7 +111,7 @@ func (e *ResolveError) Error() string {
 		case dnsErr.IsTimeout:
 			return "the host name could not be resolved: the lookup timed out"
 		}
-		return "the host name could not be resolved: " + dnsErr.Err
+		return "the host name could not be resolved: " + quoteOutside(dnsErr.Err, maxQuotedCause)
 	}
 	return "the host name could not be resolved"
 }
@@ -123,8 +123,12 @@ func (e *ResolveError) Unwrap() error { return e.Err }
 // network error without repeating the URL (net/http's url.Error would).
 type FetchError struct{ Err error }
 
-// Error returns "the page could not be loaded: <cause>".
-func (e *FetchError) Error() string { return "the page could not be loaded: " + e.Err.Error() }
+// Error returns "the page could not be loaded: <cause>", the cause cut to
+// 300 characters: it may quote what the server sent, such as a malformed
+// header line of any length.
+func (e *FetchError) Error() string {
+	return "the page could not be loaded: " + quoteOutside(e.Err.Error(), maxQuotedCause)
+}
 
 // Unwrap returns the cause.
 func (e *FetchError) Unwrap() error { return e.Err }
