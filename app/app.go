@@ -34,6 +34,9 @@ type Options struct {
 	// Web configures the page retrieval service; the zero value is the
 	// production service. Tests inject a resolver and a dialer here.
 	Web web.ServiceOptions
+	// SkipMCPServers leaves the configured MCP servers unstarted and their
+	// tools out of the registry, for commands that offer no tools.
+	SkipMCPServers bool
 }
 
 // App is Steward, wired.
@@ -49,8 +52,12 @@ type App struct {
 	// RegistryProblems are definitions the registry refused.
 	RegistryProblems []error
 	Tools            []tool.Tool
-	Logger           *slog.Logger
-	HTTPClient       *http.Client
+	// MCP are the configured MCP servers and what became of them; empty
+	// with Options.SkipMCPServers.
+	MCP            []MCPServer
+	mcpCollections []registry.Collection
+	Logger         *slog.Logger
+	HTTPClient     *http.Client
 
 	getenv     func(string) string
 	defs       map[string]tool.Definition
@@ -105,6 +112,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	a.Tools, err = a.buildTools()
 	if err != nil {
 		return nil, err
+	}
+	if !opts.SkipMCPServers && a.Policy.ToolsOn() {
+		a.addMCPTools(ctx)
 	}
 	a.defs = map[string]tool.Definition{}
 	for _, t := range a.Tools {

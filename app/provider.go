@@ -253,7 +253,7 @@ func kindList() string {
 
 // NewAdapter builds the adapter for the provider's wire API.
 func NewAdapter(p llm.Provider, req llm.Request, client *http.Client) (llm.Adapter, error) {
-	tr := &llm.Transport{Client: client}
+	tr := &llm.Transport{Client: client, Setting: providerSetting(p)}
 	switch p.Caps.API {
 	case llm.ChatCompletions, "":
 		return chatcompletions.New(p, req, tr), nil
@@ -263,6 +263,16 @@ func NewAdapter(p llm.Provider, req llm.Request, client *http.Client) (llm.Adapt
 		return anthropic.New(p, req, tr), nil
 	}
 	return nil, fmt.Errorf("provider %s speaks %q, which Steward has no adapter for", p.Kind, p.Caps.API)
+}
+
+// providerSetting names where a provider's address comes from, for errors
+// about it.
+func providerSetting(p llm.Provider) string {
+	id := p.ID
+	if id == "" {
+		id = p.Kind
+	}
+	return "the base URL of provider " + id
 }
 
 func firstNonEmpty(v ...string) string {

@@ -20,7 +20,7 @@ import (
 // wireAPI scripts one provider API: a first round that calls search_mails,
 // a second that answers, and how to read a request's tools and system
 // prompt.
-type wireAPI struct {
+type reofferAPI struct {
 	name  string
 	flags func(base string) ProviderFlags
 	path  string
@@ -29,9 +29,9 @@ type wireAPI struct {
 	read  func(t *testing.T, body []byte) (tools []string, system string)
 }
 
-func wireAPIs() []wireAPI {
+func reofferAPIs() []reofferAPI {
 	const args = `{"query":"delivery order 4711"}`
-	return []wireAPI{
+	return []reofferAPI{
 		{
 			name: "chat completions",
 			flags: func(base string) ProviderFlags {
@@ -179,7 +179,7 @@ func TestToolsOfferedAgainAfterMailTightensTheChat(t *testing.T) {
 		{"tightened by the organization", "UNRESTRICTED", "ONLY_CONFIGURED_SERVICES", []string{"count_mails", "read_mail", "search_mails"}, ""},
 	}
 	for _, lv := range levels {
-		for _, api := range wireAPIs() {
+		for _, api := range reofferAPIs() {
 			t.Run(lv.name+"/"+api.name, func(t *testing.T) {
 				dir := t.TempDir()
 				cfg := filepath.Join(dir, "config")

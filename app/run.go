@@ -157,6 +157,9 @@ func (a *App) systemPrompt(t *chat.Thread, offered []tool.Offered) string {
 }
 
 func (a *App) mailboxName(id string) (string, bool) {
+	if server, ok := strings.CutPrefix(id, policy.MCPServerSourcePrefix); ok {
+		return a.mcpServerName(server)
+	}
 	for _, m := range a.Org.Mailboxes {
 		if m.ID == id {
 			return m.Name, true

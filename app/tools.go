@@ -66,7 +66,7 @@ func (a *App) wiki() (*url.URL, bool) {
 
 // collections are the declared tool collections.
 func (a *App) collections() []registry.Collection {
-	return []registry.Collection{mail.Collection()}
+	return append([]registry.Collection{mail.Collection()}, a.mcpCollections...)
 }
 
 // optionSources are the option lists the application maintains.

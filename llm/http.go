@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stewardhq/steward/credhttp"
 )
 
 // Transport sends requests to a provider, retrying what is worth retrying.
@@ -26,6 +28,10 @@ type Transport struct {
 	MaxDelay time.Duration
 	// Sleep waits; tests replace it. nil waits on a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Setting names where the provider's address was configured, for the
+	// error when a redirect would take the key to another origin (which is
+	// never followed); empty means "the provider's base URL".
+	Setting string
 }
 
 // HTTPError is a provider's non-2xx answer.
@@ -49,10 +55,13 @@ func Retryable(status int) bool {
 // 429 and 5xx are retried with backoff, honouring Retry-After, before any
 // byte of the answer was handed on, so nothing the user saw is repeated.
 func (t *Transport) PostJSON(ctx context.Context, url string, header http.Header, body []byte) (*http.Response, error) {
-	client := t.Client
-	if client == nil {
-		client = &http.Client{}
+	setting := t.Setting
+	if setting == "" {
+		setting = "the provider's base URL"
 	}
+	// The key travels in headers Go does not strip on a redirect to another
+	// host (x-api-key), so redirects stay within the configured origin.
+	client := credhttp.Client(t.Client, setting)
 	attempts := t.MaxAttempts
 	if attempts <= 0 {
 		attempts = 4
@@ -86,6 +95,9 @@ func (t *Transport) PostJSON(ctx context.Context, url string, header http.Header
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
+			}
+			if rerr, ok := credhttp.AsRedirectError(err); ok {
+				return nil, rerr
 			}
 			lastErr = err
 			if attempt >= attempts {

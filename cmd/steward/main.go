@@ -38,6 +38,9 @@ type env struct {
 	// tweak adjusts the app's options; only in-process tests set it, to
 	// inject a resolver and dialer that keep traffic on loopback.
 	tweak func(*app.Options)
+	// started holds the apps that started MCP servers, stopped when the
+	// command ends; run sets it.
+	started *startedApps
 }
 
 func main() {
@@ -48,6 +51,10 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, e env) int {
+	if e.started == nil {
+		e.started = &startedApps{}
+	}
+	defer e.started.stop()
 	root := newRoot(e)
 	root.SetArgs(args)
 	root.SetIn(e.stdin)

@@ -214,6 +214,12 @@ func instructions(free bool, req policy.OutboundRequirement, wiki *url.URL) stri
 	if name := strings.TrimSpace(req.MailboxName); name != "" {
 		because += fmt.Sprintf(" from the mailbox %q", name)
 	}
+	if _, isServer := req.MCPServer(); isServer {
+		because = "This chat used a tool of an MCP server"
+		if name := strings.TrimSpace(req.MailboxName); name != "" {
+			because = fmt.Sprintf("This chat used a tool of the MCP server %q", name)
+		}
+	}
 	switch {
 	case r == policy.OnlyLinksFromChat && wiki != nil:
 		fmt.Fprintf(&b, " %s, so read_web_page can now read only addresses given in the conversation and pages of the organization's wiki at %s.", because, wikiText(wiki))

@@ -24,6 +24,7 @@ CONFIG = {}
 CONFIG["LLM_PROVIDERS"] = {}
 CONFIG["EMBEDDING_PROVIDERS"] = {}
 CONFIG["MAILBOXES"] = {}
+CONFIG["MCP_SERVERS"] = {}
 CONFIG["SETTINGS"] = {}
 
 -- A provider. Id, InstanceName, UsedLLMProvider, Host and Model.Id are
@@ -58,6 +59,23 @@ CONFIG["SETTINGS"] = {}
 --     ["RequiredProviderConfidence"] = "HIGH", ["OutboundDataRestriction"] = "ONLY_LINKS_FROM_CHAT",
 -- }
 
+-- An MCP server whose tools join the registry as the collection mcp__<Id>.
+-- Give Command (and Args, Env) for a server Steward starts, or Url (and
+-- Headers) for streamable HTTP. Env and Headers values are secrets: a name
+-- that looks like a credential must be ENC:v1: encrypted. OutboundData is
+-- NONE, CONFIGURED_SERVICE, THIRD_PARTY_QUERIES or MODEL_CHOSEN_ADDRESSES
+-- (default, the most open); UntrustedContent defaults to true;
+-- OutboundDataRestriction, RequiredProviderConfidence and DataSecurity are
+-- what a chat keeps once the server's content reached the model. Also:
+-- Type (stdio, http, sse), EnabledTools, DisabledTools, TimeoutSeconds (60),
+-- StartupTimeoutSeconds (30), MaxResultChars (30000), Disabled.
+-- CONFIG["MCP_SERVERS"][#CONFIG["MCP_SERVERS"]+1] = {
+--     ["Id"] = "wiki", ["Name"] = "Team wiki", ["Url"] = "https://mcp.example.org/mcp",
+--     ["Headers"] = { ["Authorization"] = "ENC:v1:..." },
+--     ["OutboundData"] = "CONFIGURED_SERVICE", ["MinimumProviderConfidence"] = "HIGH",
+--     ["RequiredProviderConfidence"] = "HIGH", ["OutboundDataRestriction"] = "ONLY_CONFIGURED_SERVICES",
+-- }
+
 -- Application settings.
 
 -- DataApp.EnabledPreviewFeatures: preview features switched on (list of strings), e.g. PRE_RAG_2024, PRE_MAILBOXES_2026; adds up across plugins. Default empty.
@@ -74,6 +92,9 @@ CONFIG["SETTINGS"] = {}
 
 -- DataConfidence.GlobalMinimumConfidence: lowest confidence any provider must have (level). Default NONE.
 -- CONFIG["SETTINGS"]["DataConfidence.GlobalMinimumConfidence"] = "NONE"
+
+-- DataMCP.ClientConfidence: the confidence steward mcp serve gives a connecting MCP client (level); locked, the user may only go lower. Default UNKNOWN.
+-- CONFIG["SETTINGS"]["DataMCP.ClientConfidence"] = "LOW"
 
 -- DataMailboxes.AllowedServers: IMAP hosts mailboxes may use (list of strings); an empty list allows none. Default: any host.
 -- CONFIG["SETTINGS"]["DataMailboxes.AllowedServers"] = { "imap.example.org" }
