@@ -17,7 +17,7 @@ import (
 	"github.com/stewardhq/steward/tools/websearch"
 )
 
-// wireAPI scripts one provider API: a first round that calls search_mails,
+// reofferAPI scripts one provider API: a first round that calls search_mails,
 // a second that answers, and how to read a request's tools and system
 // prompt.
 type reofferAPI struct {
