@@ -64,6 +64,7 @@ type App struct {
 	webOnce    webParts
 	mail       mailParts
 	webOptions web.ServiceOptions
+	hosts      hostChecks
 }
 
 // Open reads the configuration and builds everything a run needs. A plugin

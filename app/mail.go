@@ -183,7 +183,13 @@ func (a *App) userEmbedding(spec string) *mailbox.Embedding {
 		if base == "" {
 			base = "http://127.0.0.1:11434/"
 		}
-		return &mailbox.Embedding{Kind: mailbox.EmbeddingOllama, BaseURL: base, Model: model, Provider: policy.ProviderSelfHosted}
+		scheme := policy.ProviderSelfHosted
+		if a.notSelfHosted(context.Background(), base) != "" {
+			// An Ollama anywhere but here or in the organization's network
+			// is a cloud provider for the confidence scheme.
+			scheme = policy.ProviderUnlistedHost
+		}
+		return &mailbox.Embedding{Kind: mailbox.EmbeddingOllama, BaseURL: base, Model: model, Provider: scheme}
 	case "openai":
 		if base == "" {
 			base = "https://api.openai.com/v1/"

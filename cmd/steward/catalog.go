@@ -206,6 +206,9 @@ func newProvidersCmd(e env) *cobra.Command {
 				Confidence string `json:"confidence"`
 				Key        string `json:"key"`
 				From       string `json:"configured_by"`
+				// NotSelfHosted says why a server of a self-hosted kind
+				// gets the confidence of a cloud provider.
+				NotSelfHosted string `json:"not_self_hosted_because,omitempty"`
 			}
 			var rows []row
 			for _, op := range a.Org.Providers {
@@ -214,7 +217,7 @@ func newProvidersCmd(e env) *cobra.Command {
 					fmt.Fprintf(e.stderr, "warning: %v\n", err)
 					continue
 				}
-				rows = append(rows, row{ID: op.ID, Kind: rp.Kind, Title: op.InstanceName, BaseURL: rp.BaseURL, Model: rp.Model, Confidence: rp.Confidence.String(), Key: keyState(rp.APIKey, rp.Kind), From: "organization (" + op.Plugin + ")"})
+				rows = append(rows, row{ID: op.ID, Kind: rp.Kind, Title: op.InstanceName, BaseURL: rp.BaseURL, Model: rp.Model, Confidence: rp.Confidence.String(), Key: keyState(rp), From: "organization (" + op.Plugin + ")", NotSelfHosted: rp.NotSelfHosted})
 			}
 			for _, up := range a.User.Providers {
 				rp, err := a.ResolveProvider(cmd.Context(), app.ProviderFlags{Provider: up.ID})
@@ -222,7 +225,7 @@ func newProvidersCmd(e env) *cobra.Command {
 					fmt.Fprintf(e.stderr, "warning: %v\n", err)
 					continue
 				}
-				rows = append(rows, row{ID: up.ID, Kind: rp.Kind, Title: rp.Title, BaseURL: rp.BaseURL, Model: rp.Model, Confidence: rp.Confidence.String(), Key: keyState(rp.APIKey, rp.Kind), From: "your settings"})
+				rows = append(rows, row{ID: up.ID, Kind: rp.Kind, Title: rp.Title, BaseURL: rp.BaseURL, Model: rp.Model, Confidence: rp.Confidence.String(), Key: keyState(rp), From: "your settings", NotSelfHosted: rp.NotSelfHosted})
 			}
 			for _, k := range llm.Kinds() {
 				info, _ := k.Info()
@@ -249,6 +252,9 @@ func newProvidersCmd(e env) *cobra.Command {
 			sort.SliceStable(rows, func(i, j int) bool { return rows[i].From != "built in" && rows[j].From == "built in" })
 			for _, r := range rows {
 				fmt.Fprintf(e.stdout, "%-12s %-22s %-9s %-40s %s\n", r.ID, r.Title, r.Confidence, r.BaseURL, r.Key)
+				if r.NotSelfHosted != "" {
+					fmt.Fprintf(e.stdout, "%-12s counted as a cloud provider, not self-hosted: %s\n", "", r.NotSelfHosted)
+				}
 			}
 			return nil
 		},
@@ -257,11 +263,14 @@ func newProvidersCmd(e env) *cobra.Command {
 	return cmd
 }
 
-func keyState(key, kind string) string {
-	if key != "" {
+func keyState(rp *app.ResolvedProvider) string {
+	if rp.APIKey != "" {
 		return "key set"
 	}
-	if k, ok := llm.LookupKind(kind); ok {
+	if rp.NotSelfHosted != "" {
+		return "no key"
+	}
+	if k, ok := llm.LookupKind(rp.Kind); ok {
 		if info, _ := k.Info(); info.SelfHosted {
 			return "self-hosted, no key needed"
 		}
