@@ -178,25 +178,28 @@ func TestToolsOfferedAgainAfterMailTightensTheChat(t *testing.T) {
 			`This chat read mails from the mailbox "Office", so read_web_page can now read only addresses given in the conversation.`},
 		{"tightened by the organization", "UNRESTRICTED", "ONLY_CONFIGURED_SERVICES", []string{"count_mails", "read_mail", "search_mails"}, ""},
 	}
-	for _, lv := range levels {
-		for _, api := range reofferAPIs() {
-			t.Run(lv.name+"/"+api.name, func(t *testing.T) {
-				dir := t.TempDir()
-				cfg := filepath.Join(dir, "config")
-				data := filepath.Join(dir, "data")
-				os.MkdirAll(cfg, 0o700)
-				os.MkdirAll(data, 0o700)
-				settings := fmt.Sprintf(`{"version":2,"enabled_preview_features":["PRE_RAG_2024","PRE_MAILBOXES_2026"],
+	// One mail index for every case (SQLite is slow under the race
+	// detector); each level writes its configuration and opens the App
+	// once for the three wire APIs.
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	os.MkdirAll(data, 0o700)
+	seedMailbox(t, filepath.Join(data, "mail.db"), "office")
+	for li, lv := range levels {
+		t.Run(lv.name, func(t *testing.T) {
+			cfg := filepath.Join(dir, fmt.Sprint("config", li))
+			os.MkdirAll(cfg, 0o700)
+			settings := fmt.Sprintf(`{"version":2,"enabled_preview_features":["PRE_RAG_2024","PRE_MAILBOXES_2026"],
 "mailboxes":[{"id":"office","name":"Office","host":"imap.example.org","port":993,"security":"tls","auth":"password","username":"u",
 "required_provider_confidence":"LOW","outbound_data_restriction":%q}],
 "tools":{"web_search":{"searxng.baseUrl":"http://127.0.0.1:9/","defaultLanguage":"en"}}}`, lv.mailbox)
-				if err := os.WriteFile(filepath.Join(cfg, "settings.json"), []byte(settings), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				if lv.org != "" {
-					pdir := filepath.Join(cfg, "plugins", "org", "mail")
-					os.MkdirAll(pdir, 0o755)
-					plugin := `ID = "mail"
+			if err := os.WriteFile(filepath.Join(cfg, "settings.json"), []byte(settings), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if lv.org != "" {
+				pdir := filepath.Join(cfg, "plugins", "org", "mail")
+				os.MkdirAll(pdir, 0o755)
+				plugin := `ID = "mail"
 NAME = "Mail rules"
 VERSION = "1"
 TYPE = "CONFIGURATION"
@@ -204,63 +207,64 @@ CONFIG = {}
 CONFIG["SETTINGS"] = {}
 CONFIG["SETTINGS"]["DataMailboxes.MinimumOutboundDataRestriction"] = "` + lv.org + `"
 `
-					if err := os.WriteFile(filepath.Join(pdir, "plugin.lua"), []byte(plugin), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(pdir, "plugin.lua"), []byte(plugin), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := map[string]string{"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test", "STEWARD_NO_OLLAMA_PROBE": "1"}
+			a, err := Open(context.Background(), Options{ConfigDir: cfg, DataDir: data, Getenv: func(k string) string { return env[k] }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			if len(a.Org.Problems) > 0 {
+				t.Fatalf("plugin problems: %v", a.Org.Problems)
+			}
+			for _, api := range reofferAPIs() {
+				t.Run(api.name, func(t *testing.T) {
+					srv := llmtest.NewReplayServer(t, []llmtest.Exchange{{Status: 200, Body: []byte(api.call)}, {Status: 200, Body: []byte(api.text)}})
+					p, err := a.ResolveProvider(context.Background(), api.flags(srv.URL+"/v1/"))
+					if err != nil {
 						t.Fatal(err)
 					}
-				}
-				seedMailbox(t, filepath.Join(data, "mail.db"), "office")
-
-				srv := llmtest.NewReplayServer(t, []llmtest.Exchange{{Status: 200, Body: []byte(api.call)}, {Status: 200, Body: []byte(api.text)}})
-				env := map[string]string{"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-ant-test", "STEWARD_NO_OLLAMA_PROBE": "1"}
-				a, err := Open(context.Background(), Options{ConfigDir: cfg, DataDir: data, Getenv: func(k string) string { return env[k] }, HTTPClient: srv.Client()})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer a.Close()
-				if len(a.Org.Problems) > 0 {
-					t.Fatalf("plugin problems: %v", a.Org.Problems)
-				}
-				p, err := a.ResolveProvider(context.Background(), api.flags(srv.URL+"/v1/"))
-				if err != nil {
-					t.Fatal(err)
-				}
-				th := NewThread()
-				res, err := a.Answer(context.Background(), th, p, Turn{Text: "When does order 4711 ship?", Selected: []string{"mailboxes", "web_search", "read_web_page"}}, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(res.Traces) != 1 || res.Traces[0].Status != "SUCCESS" {
-					t.Fatalf("traces %+v", res.Traces)
-				}
-				if srv.Path(0) != api.path {
-					t.Fatalf("the adapter posted to %s", srv.Path(0))
-				}
-				first, system1 := api.read(t, srv.Body(0))
-				second, system2 := api.read(t, srv.Body(1))
-				slices.Sort(first)
-				slices.Sort(second)
-				if !slices.Equal(first, []string{"count_mails", "read_mail", "read_web_page", "search_mails", "web_search"}) {
-					t.Fatalf("round 1 offered %v", first)
-				}
-				if !strings.Contains(system1, websearch.Instructions) || !strings.Contains(system1, "read_web_page: Read only web addresses") {
-					t.Fatalf("round 1 lacks the instructions of web_search and read_web_page:\n%s", system1)
-				}
-				if !slices.Equal(second, lv.wantRound2) {
-					t.Errorf("round 2 offered %v, want %v", second, lv.wantRound2)
-				}
-				if strings.Contains(system2, websearch.Instructions) {
-					t.Errorf("round 2 still carries web_search's instructions:\n%s", system2)
-				}
-				if !slices.Contains(lv.wantRound2, "read_web_page") && strings.Contains(system2, "read_web_page:") {
-					t.Errorf("round 2 still carries read_web_page's instructions:\n%s", system2)
-				}
-				if lv.wantText != "" && !strings.Contains(system2, lv.wantText) {
-					t.Errorf("round 2's instructions do not say what is left (%q):\n%s", lv.wantText, system2)
-				}
-				if !strings.Contains(system2, "Mail tools read a local index") {
-					t.Errorf("round 2 lost the mail tools' instructions:\n%s", system2)
-				}
-			})
-		}
+					th := NewThread()
+					res, err := a.Answer(context.Background(), th, p, Turn{Text: "When does order 4711 ship?", Selected: []string{"mailboxes", "web_search", "read_web_page"}}, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(res.Traces) != 1 || res.Traces[0].Status != "SUCCESS" {
+						t.Fatalf("traces %+v", res.Traces)
+					}
+					if srv.Path(0) != api.path {
+						t.Fatalf("the adapter posted to %s", srv.Path(0))
+					}
+					first, system1 := api.read(t, srv.Body(0))
+					second, system2 := api.read(t, srv.Body(1))
+					slices.Sort(first)
+					slices.Sort(second)
+					if !slices.Equal(first, []string{"count_mails", "read_mail", "read_web_page", "search_mails", "web_search"}) {
+						t.Fatalf("round 1 offered %v", first)
+					}
+					if !strings.Contains(system1, websearch.Instructions) || !strings.Contains(system1, "read_web_page: Read only web addresses") {
+						t.Fatalf("round 1 lacks the instructions of web_search and read_web_page:\n%s", system1)
+					}
+					if !slices.Equal(second, lv.wantRound2) {
+						t.Errorf("round 2 offered %v, want %v", second, lv.wantRound2)
+					}
+					if strings.Contains(system2, websearch.Instructions) {
+						t.Errorf("round 2 still carries web_search's instructions:\n%s", system2)
+					}
+					if !slices.Contains(lv.wantRound2, "read_web_page") && strings.Contains(system2, "read_web_page:") {
+						t.Errorf("round 2 still carries read_web_page's instructions:\n%s", system2)
+					}
+					if lv.wantText != "" && !strings.Contains(system2, lv.wantText) {
+						t.Errorf("round 2's instructions do not say what is left (%q):\n%s", lv.wantText, system2)
+					}
+					if !strings.Contains(system2, "Mail tools read a local index") {
+						t.Errorf("round 2 lost the mail tools' instructions:\n%s", system2)
+					}
+				})
+			}
+		})
 	}
 }

@@ -53,6 +53,12 @@ CONFIG["SETTINGS"]["DataTools.DisabledToolIds"] = { "web_search" }`},
 	previews := [][]string{{"PRE_RAG_2024", "PRE_MAILBOXES_2026"}, nil}
 	all := "web_search,read_web_page,mailboxes"
 
+	// One home for every combination: the configuration is written anew
+	// each time, and the databases are made once (SQLite is slow under
+	// the race detector).
+	home := t.TempDir()
+	cfg := filepath.Join(home, "config")
+	os.MkdirAll(cfg, 0o700)
 	combos := 0
 	for pi, pv := range providers {
 		for mi, mb := range mails {
@@ -67,9 +73,6 @@ CONFIG["SETTINGS"]["DataTools.DisabledToolIds"] = { "web_search" }`},
 					combos++
 					name := strings.Join([]string{pv.name, mb.name, org.name, fmt.Sprint(preview != nil)}, "/")
 					t.Run(name, func(t *testing.T) {
-						home := t.TempDir()
-						cfg := filepath.Join(home, "config")
-						os.MkdirAll(cfg, 0o700)
 						pre, _ := json.Marshal(preview)
 						settings := fmt.Sprintf(`{"version":2,"enabled_preview_features":%s,"mailboxes":%s,
 "tools":{"web_search":{"searxng.baseUrl":"http://127.0.0.1:9/","defaultLanguage":"en"}}}`, pre, mb.boxes)
