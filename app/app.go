@@ -151,9 +151,6 @@ func (a *App) checkToolSettingKeys() {
 }
 
 func (a *App) knownToolField(toolID, field string) bool {
-	if toolID+"."+field == wikiSettingKey {
-		return true
-	}
 	d, ok := a.defs[toolID]
 	if !ok {
 		return false

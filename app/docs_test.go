@@ -217,8 +217,6 @@ CONFIG["SETTINGS"] = {}
 		fmt.Fprintf(&b, "\n%s\n-- CONFIG[\"SETTINGS\"][%q] = %s\n", luaComment(k+": "+doc), k, example)
 	}
 	b.WriteString("\n-- Tool settings, addressed as \"<toolId>.<field>\". Values are strings.\n")
-	b.WriteString(luaComment(wikiSettingKey+": the https base URL of the organization's Confluence Data Center wiki. read_web_page may open its pages in a chat restricted after reading mails. Default: none.") + "\n")
-	fmt.Fprintf(&b, "-- CONFIG[\"SETTINGS\"][%q] = \"https://wiki.example.org/\"\n", wikiSettingKey)
 	var ids []string
 	for id := range a.defs {
 		ids = append(ids, id)
