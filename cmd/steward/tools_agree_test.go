@@ -51,7 +51,6 @@ CONFIG["SETTINGS"]["DataConfidence.CustomConfidenceScheme"] = { ["OPEN_AI"] = "H
 CONFIG["SETTINGS"]["DataTools.DisabledToolIds"] = { "web_search" }`},
 	}
 	previews := [][]string{{"PRE_RAG_2024", "PRE_MAILBOXES_2026"}, nil}
-	all := "web_search,read_web_page,mailboxes"
 
 	// One home for every combination: the configuration is written anew
 	// each time, and the databases are made once (SQLite is slow under
@@ -104,8 +103,9 @@ CONFIG["SETTINGS"]["DataTools.DisabledToolIds"] = { "web_search" }`},
 						if cat.Provider.Confidence != pv.level {
 							t.Fatalf("provider confidence %s, want %s", cat.Provider.Confidence, pv.level)
 						}
-						var said []string
+						var said, ids []string
 						for _, row := range cat.Tools {
+							ids = append(ids, row.ID)
 							if row.Offered == nil {
 								t.Fatalf("%s: no offer answer: %s", row.ID, out)
 							}
@@ -121,7 +121,7 @@ CONFIG["SETTINGS"]["DataTools.DisabledToolIds"] = { "web_search" }`},
 							}
 							said = append(said, offered...)
 						}
-						out, errOut, code = runInProcess(t, home, nil, keys, "ask", "--provider", "openai", "--base-url", p.baseURL(), "--tools", all, "Hi")
+						out, errOut, code = runInProcess(t, home, nil, keys, "ask", "--provider", "openai", "--base-url", p.baseURL(), "--tools", strings.Join(ids, ","), "Hi")
 						if code != 0 {
 							t.Fatalf("ask: exit %d\n%s\n%s", code, out, errOut)
 						}
