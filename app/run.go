@@ -37,6 +37,9 @@ type TurnResult struct {
 	loop.Result
 	Offered []tool.Offered
 	Blocked []registry.Block
+	// Retrieval says how the chat's data sources were searched; nil when
+	// the chat searches none.
+	Retrieval *Retrieval
 }
 
 // NewThread starts a chat.
@@ -82,7 +85,26 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 	if !turn.NoTools {
 		res.Offered, res.Blocked = a.Registry.Runnable(ctx, a.RunnableRequest(t, p, turn.Selected))
 	}
-	system := a.systemPrompt(t, res.Offered)
+	base := t.SystemPrompt
+	res.Retrieval = a.retrieve(ctx, t, p, turn, res.Offered)
+	var passageSources []tool.Source
+	if c := res.Retrieval.classic(); c != nil {
+		if c.System != "" {
+			base = strings.TrimSpace(base) + "\n\n" + c.System
+		}
+		// The passages reach the model with this request: the chat demands
+		// what their sources demand, and only theirs.
+		conf, sec := c.Assembly.Requirements()
+		t.RequireConfidence(conf)
+		t.RequireDataSecurity(sec)
+		passageSources = c.Assembly.Sources
+		if !turn.NoTools && (conf > policy.None || sec != policy.NotSpecified) {
+			// What the passages demand may keep a tool from this provider:
+			// the request offers what the registry allows for the chat now.
+			res.Offered, res.Blocked = a.Registry.Runnable(ctx, a.RunnableRequest(t, p, turn.Selected))
+		}
+	}
+	system := a.withInstructions(base, res.Offered)
 	t.SetLastSystemPrompt(system)
 	req := llm.Request{Model: p.Model, System: system, Extra: p.Extra, Tools: loop.ToolSpecs(res.Offered)}
 	for _, m := range t.History() {
@@ -106,7 +128,7 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 			if err := ctx.Err(); err != nil {
 				return loop.Offer{}, err
 			}
-			system := a.systemPrompt(t, offered)
+			system := a.withInstructions(base, offered)
 			t.SetLastSystemPrompt(system)
 			return loop.Offer{Tools: offered, System: system}, nil
 		}
@@ -118,6 +140,7 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 		ProviderConfidence: p.Confidence,
 		ProviderTrusted:    p.Trusted,
 		ProviderName:       p.Title,
+		DataSourceSources:  passageSources,
 		ReturnedAddresses:  chat.ReturnedAddresses,
 		FilterError:        a.filterError,
 		Mailboxes:          a.mailboxName,
@@ -131,7 +154,7 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 		for _, tr := range result.Traces {
 			msg.Traces = append(msg.Traces, tr.Stored())
 		}
-		for _, s := range loop.ToolSources(result.Sources) {
+		for _, s := range loop.LocalSources(result.Sources) {
 			msg.Sources = append(msg.Sources, tool.Source{Title: s.Title, URL: s.URL})
 		}
 		t.AddMessage(msg)
@@ -146,10 +169,11 @@ func (a *App) filterError(ctx context.Context, toolID, text string) string {
 	return a.Filter().FilterText(ctx, src, text).Text
 }
 
-// systemPrompt is the chat's system prompt with the instructions of the
-// offered tools.
-func (a *App) systemPrompt(t *chat.Thread, offered []tool.Offered) string {
-	system := t.SystemPrompt
+// withInstructions is the system prompt base (the chat's own, with what the
+// classic retrieval added) followed by the instructions of the offered
+// tools.
+func (a *App) withInstructions(base string, offered []tool.Offered) string {
+	system := base
 	if instr := a.Registry.Instructions(offered); instr != "" {
 		system = strings.TrimSpace(system) + "\n\n" + instr
 	}
@@ -210,6 +234,9 @@ func titleFrom(s string) string {
 func ToStored(t *chat.Thread, p *ResolvedProvider) *store.Chat {
 	c := &store.Chat{ID: t.ID, Title: t.Title, SystemPrompt: t.SystemPrompt, Created: t.Created,
 		RequiredConfidence: t.RequiredConfidence(), DataSecurity: t.DataSecurity(), Outbound: t.OutboundRequirement()}
+	if o := t.DataSources(); o.Set {
+		c.DataSources = &store.DataSourceOptions{Disabled: o.Disabled, Automatic: o.Automatic, Selected: o.Selected, Retrieval: o.Retrieval}
+	}
 	if p != nil {
 		c.Provider, c.Model = p.ID, p.Model
 		if c.Provider == "" {
@@ -238,6 +265,9 @@ func FromStored(c *store.Chat) *chat.Thread {
 	t.RequireConfidence(c.RequiredConfidence)
 	t.RequireDataSecurity(c.DataSecurity)
 	t.RequireOutbound(c.Outbound)
+	if o := c.DataSources; o != nil {
+		t.SetDataSources(chat.DataSourceOptions{Set: true, Disabled: o.Disabled, Automatic: o.Automatic, Selected: o.Selected, Retrieval: o.Retrieval})
+	}
 	for _, m := range c.Messages {
 		cm := chat.Message{Role: chat.Role(m.Role), Text: m.Text, Hidden: m.Hidden, Time: m.Created}
 		for _, d := range m.Documents {

@@ -59,7 +59,9 @@ type Provider struct {
 	CanUseTools bool
 	// Trusted is true when the provider is self-hosted or the organization
 	// lists it as trusted for data-source security. It never raises
-	// confidence; it meets a chat's SELF_HOSTED data security.
+	// confidence; it meets a chat's SELF_HOSTED data security, and tools
+	// resolving what they offer read it (semantic_search's SELF_HOSTED
+	// sources).
 	Trusted bool
 }
 

@@ -25,6 +25,8 @@ stored, so it can be continued with 'steward chat --resume ID'.`,
   steward ask --provider ollama --model llama3.1 "Hello"
   steward ask --tools web_search,read_web_page "What happened in Go 1.26?"
   steward ask --url https://go.dev/doc/go1.26 "Summarize this page"
+  steward ask --sources docs,hr "How long is parental leave?"
+  steward ask --retrieval classic "What does the release plan say?"
   git diff | steward ask --json -`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -49,6 +51,10 @@ stored, so it can be continued with 'steward chat --resume ID'.`,
 			noTools, _ := cmd.Flags().GetBool("no-tools")
 			noSave, _ := cmd.Flags().GetBool("no-save")
 			urls, _ := cmd.Flags().GetStringArray("url")
+			choice, err := parseSourceFlags(cmd)
+			if err != nil {
+				return err
+			}
 			a, err := openApp(cmd, e)
 			if err != nil {
 				return err
@@ -77,7 +83,13 @@ stored, so it can be continued with 'steward chat --resume ID'.`,
 				sink = newJSONSink(e.stdout)
 			}
 			t := app.NewThread()
-			_, runErr := a.Answer(cmd.Context(), t, p, turn, sink)
+			if err := choice.apply(a, t); err != nil {
+				return err
+			}
+			res, runErr := a.Answer(cmd.Context(), t, p, turn, sink)
+			if res != nil && !asJSON {
+				(&sourceNotices{}).report(e.stderr, res.Retrieval)
+			}
 			if !noSave {
 				if err := saveThread(context.WithoutCancel(cmd.Context()), a, t, p); err != nil {
 					fmt.Fprintf(e.stderr, "steward: the chat could not be stored: %v\n", err)
@@ -100,6 +112,7 @@ stored, so it can be continued with 'steward chat --resume ID'.`,
 	cmd.Flags().Bool("json", false, "write one JSON event per line on stdout (see README)")
 	cmd.Flags().Bool("no-save", false, "do not store the chat")
 	cmd.Flags().StringArray("url", nil, "attach a web page you chose (read with the user-chosen policy); repeatable")
+	addSourceFlags(cmd)
 	return cmd
 }
 

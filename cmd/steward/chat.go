@@ -23,9 +23,14 @@ sources used by tools. Every answer is stored. Commands inside the chat:
 /tools lists what is offered, /exit (or Ctrl-D) ends the chat.`,
 		Example: `  steward chat
   steward chat --provider anthropic --tools web_search
-  steward chat --resume 3f2a9c1e`,
+  steward chat --resume 3f2a9c1e
+  steward chat --sources docs --retrieval classic`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			choice, err := parseSourceFlags(cmd)
+			if err != nil {
+				return err
+			}
 			a, err := openApp(cmd, e)
 			if err != nil {
 				return err
@@ -63,6 +68,10 @@ sources used by tools. Every answer is stored. Commands inside the chat:
 			} else {
 				t = app.NewThread()
 			}
+			if err := choice.apply(a, t); err != nil {
+				return err
+			}
+			var notices sourceNotices
 			fmt.Fprintf(e.stderr, "Chatting with %s (confidence %s). /exit ends the chat.\n", p.Title, p.Confidence)
 			in := bufio.NewScanner(e.stdin)
 			in.Buffer(make([]byte, 64*1024), 16<<20)
@@ -87,7 +96,10 @@ sources used by tools. Every answer is stored. Commands inside the chat:
 					fmt.Fprintf(e.stderr, "  (%d tools offered, adding about %d tokens to each request)\n", len(res), n)
 					continue
 				}
-				_, runErr := a.Answer(cmd.Context(), t, p, app.Turn{Text: line, Selected: selected}, textSink{out: e.stdout, errw: e.stderr})
+				res, runErr := a.Answer(cmd.Context(), t, p, app.Turn{Text: line, Selected: selected}, textSink{out: e.stdout, errw: e.stderr})
+				if res != nil {
+					notices.report(e.stderr, res.Retrieval)
+				}
 				if err := saveThread(context.WithoutCancel(cmd.Context()), a, t, p); err != nil {
 					fmt.Fprintf(e.stderr, "steward: the chat could not be stored: %v\n", err)
 				}
@@ -108,6 +120,7 @@ sources used by tools. Every answer is stored. Commands inside the chat:
 	addProviderFlags(cmd)
 	cmd.Flags().String("tools", "", "comma-separated tool or collection IDs to offer (default: your saved selection)")
 	cmd.Flags().String("resume", "", "continue a stored chat by its ID or a unique prefix of it")
+	addSourceFlags(cmd)
 	return cmd
 }
 
