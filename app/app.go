@@ -69,6 +69,7 @@ type App struct {
 	mail       mailParts
 	sources    sourceParts
 	webOptions web.ServiceOptions
+	hosts      hostChecks
 }
 
 // Open reads the configuration and builds everything a run needs. A plugin

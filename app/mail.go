@@ -83,7 +83,7 @@ func (a *App) MailIndexer(ctx context.Context) (*mailbox.Indexer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the mail index %s: %w", a.MailIndexPath(), err)
 	}
-	a.mail.indexer = mailbox.NewIndexer(mailbox.IndexerOptions{Index: ix, Secrets: mailSecrets{a}, Embedders: a.embedders, Logger: a.Logger})
+	a.mail.indexer = mailbox.NewIndexer(mailbox.IndexerOptions{Index: ix, Secrets: mailSecrets{a}, Embedders: a.embedders, Scheme: a.Org.Scheme(), Logger: a.Logger})
 	return a.mail.indexer, nil
 }
 
@@ -184,7 +184,13 @@ func (a *App) userEmbedding(spec string) *mailbox.Embedding {
 		if base == "" {
 			base = "http://127.0.0.1:11434/"
 		}
-		return &mailbox.Embedding{Kind: mailbox.EmbeddingOllama, BaseURL: base, Model: model, Provider: policy.ProviderSelfHosted}
+		scheme := policy.ProviderSelfHosted
+		if a.notSelfHosted(context.Background(), base) != "" {
+			// An Ollama anywhere but here or in the organization's network
+			// is a cloud provider for the confidence scheme.
+			scheme = policy.ProviderUnlistedHost
+		}
+		return &mailbox.Embedding{Kind: mailbox.EmbeddingOllama, BaseURL: base, Model: model, Provider: scheme}
 	case "openai":
 		if base == "" {
 			base = "https://api.openai.com/v1/"

@@ -68,6 +68,10 @@ type ResolvedProvider struct {
 	// From says where Steward found it: "flag", "settings", "organization",
 	// "environment", "keys" (stored with `steward keys set`) or "local".
 	From string
+	// NotSelfHosted says why a provider of a self-hosted kind counts as a
+	// cloud provider (SchemeName policy.ProviderUnlistedHost): its host is
+	// neither loopback nor private, nor listed by the organization.
+	NotSelfHosted string
 }
 
 // ErrNoProvider is returned when no provider can be found; its message is
@@ -133,6 +137,7 @@ func (a *App) ResolveProvider(ctx context.Context, f ProviderFlags) (*ResolvedPr
 		}
 		rp.Provider = p
 	}
+	a.checkSelfHosted(ctx, rp)
 	rp.Confidence = a.Org.Scheme().ProviderConfidence(rp.SchemeName)
 	for _, id := range a.Org.StringList("DataSourceSecuritySettings.TrustedProviderIds") {
 		if strings.EqualFold(id, rp.ID) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stewardhq/steward/chat"
+	"github.com/stewardhq/steward/guard"
 	"github.com/stewardhq/steward/llm"
 	"github.com/stewardhq/steward/llm/tokens"
 	"github.com/stewardhq/steward/loop"
@@ -84,12 +85,12 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 	if !turn.NoTools {
 		res.Offered, res.Blocked = a.Registry.Runnable(ctx, a.RunnableRequest(t, p, turn.Selected))
 	}
-	system := t.SystemPrompt
+	base := t.SystemPrompt
 	res.Retrieval = a.retrieve(ctx, t, p, turn, res.Offered)
 	var passageSources []tool.Source
 	if c := res.Retrieval.classic(); c != nil {
 		if c.System != "" {
-			system = strings.TrimSpace(system) + "\n\n" + c.System
+			base = strings.TrimSpace(base) + "\n\n" + c.System
 		}
 		// The passages reach the model with this request: the chat demands
 		// what their sources demand, and only theirs.
@@ -97,10 +98,13 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 		t.RequireConfidence(conf)
 		t.RequireDataSecurity(sec)
 		passageSources = c.Assembly.Sources
+		if !turn.NoTools && (conf > policy.None || sec != policy.NotSpecified) {
+			// What the passages demand may keep a tool from this provider:
+			// the request offers what the registry allows for the chat now.
+			res.Offered, res.Blocked = a.Registry.Runnable(ctx, a.RunnableRequest(t, p, turn.Selected))
+		}
 	}
-	if instr := a.Registry.Instructions(res.Offered); instr != "" {
-		system = strings.TrimSpace(system) + "\n\n" + instr
-	}
+	system := a.withInstructions(base, res.Offered)
 	t.SetLastSystemPrompt(system)
 	req := llm.Request{Model: p.Model, System: system, Extra: p.Extra, Tools: loop.ToolSpecs(res.Offered)}
 	for _, m := range t.History() {
@@ -114,14 +118,31 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 	if err != nil {
 		return nil, err
 	}
+	var reoffer loop.OfferFunc
+	if !turn.NoTools {
+		// When a result tightens the chat (a mail read from a mailbox that
+		// restricts where the chat may send data, say), the next round
+		// offers what the registry decides for the chat as it is now.
+		reoffer = func(ctx context.Context) (loop.Offer, error) {
+			offered, _ := a.Registry.Runnable(ctx, a.RunnableRequest(t, p, turn.Selected))
+			if err := ctx.Err(); err != nil {
+				return loop.Offer{}, err
+			}
+			system := a.withInstructions(base, offered)
+			t.SetLastSystemPrompt(system)
+			return loop.Offer{Tools: offered, System: system}, nil
+		}
+	}
 	result, runErr := loop.New(loop.Options{}).Run(ctx, adapter, loop.RunContext{
 		Tools:              res.Offered,
+		Reoffer:            reoffer,
 		Chat:               t,
 		ProviderConfidence: p.Confidence,
 		ProviderTrusted:    p.Trusted,
 		ProviderName:       p.Title,
 		DataSourceSources:  passageSources,
 		ReturnedAddresses:  chat.ReturnedAddresses,
+		FilterError:        a.filterError,
 		Mailboxes:          a.mailboxName,
 		Logger:             a.Logger,
 	}, sink)
@@ -139,6 +160,24 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 		t.AddMessage(msg)
 	}
 	return res, runErr
+}
+
+// filterError runs the error text of a failed or blocked call through the
+// prompt-injection filter: it may quote what a server sent.
+func (a *App) filterError(ctx context.Context, toolID, text string) string {
+	src := guard.Source{Kind: guard.WebContent, Label: "the error of " + toolID}
+	return a.Filter().FilterText(ctx, src, text).Text
+}
+
+// withInstructions is the system prompt base (the chat's own, with what the
+// classic retrieval added) followed by the instructions of the offered
+// tools.
+func (a *App) withInstructions(base string, offered []tool.Offered) string {
+	system := base
+	if instr := a.Registry.Instructions(offered); instr != "" {
+		system = strings.TrimSpace(system) + "\n\n" + instr
+	}
+	return system
 }
 
 func (a *App) mailboxName(id string) (string, bool) {

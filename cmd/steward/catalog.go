@@ -10,6 +10,7 @@ import (
 	"github.com/stewardhq/steward/app"
 	"github.com/stewardhq/steward/llm"
 	"github.com/stewardhq/steward/registry"
+	"github.com/stewardhq/steward/tool"
 )
 
 type toolRow struct {
@@ -22,6 +23,7 @@ type toolRow struct {
 	MinimumConfidence string   `json:"minimum_confidence"`
 	OutboundData      []string `json:"outbound_data"`
 	Offered           *bool    `json:"offered,omitempty"`
+	OfferedTools      []string `json:"offered_tools,omitempty"`
 	NotOfferedBecause string   `json:"not_offered_because,omitempty"`
 }
 
@@ -50,8 +52,33 @@ that provider, and how many tokens the offered tools add to each request.`,
 					return err
 				}
 			}
+			catalog := a.Registry.Catalog(cmd.Context(), registry.ComponentChat)
+			// With a provider, the answer comes from the request path
+			// itself: the registry decides a request for a new chat with
+			// every tool selected, exactly as ask would, resolution
+			// included. Nothing else decides what is offered.
+			var offered []tool.Offered
+			blocks := map[string]registry.Block{}
+			if rp != nil {
+				var all []string
+				for _, item := range catalog {
+					all = append(all, item.ID)
+				}
+				var blocked []registry.Block
+				offered, blocked = a.Registry.Runnable(cmd.Context(), a.RunnableRequest(app.NewThread(), rp, all))
+				if err := cmd.Context().Err(); err != nil {
+					return err
+				}
+				for _, b := range blocked {
+					blocks[b.ToolID] = b
+				}
+			}
+			isOffered := map[string]bool{}
+			for _, o := range offered {
+				isOffered[o.Definition.ID] = true
+			}
 			var rows []toolRow
-			for _, item := range a.Registry.Catalog(cmd.Context(), registry.ComponentChat) {
+			for _, item := range catalog {
 				r := toolRow{ID: item.ID, Active: item.Active, Configured: item.State.Configured(), ConfigState: item.State.String(),
 					MinimumConfidence: item.MinimumConfidence.Level.String()}
 				if item.Declared {
@@ -62,28 +89,23 @@ that provider, and how many tokens the offered tools add to each request.`,
 					r.OutboundData = append(r.OutboundData, t.OutboundData.String())
 				}
 				if rp != nil {
-					reason := registry.NoBlock
+					ok := len(item.Tools) > 0
 					for _, t := range item.Tools {
-						if rr := a.Registry.OfferBlockReason(cmd.Context(), t.ID, a.RegistryProvider(rp), registry.ComponentChat); rr != registry.NoBlock {
-							reason = rr
-							break
+						if isOffered[t.ID] {
+							r.OfferedTools = append(r.OfferedTools, t.ID)
+							continue
+						}
+						ok = false
+						if r.NotOfferedBecause == "" {
+							r.NotOfferedBecause = blockText(t.ID, blocks[t.ID], len(item.Tools) > 1)
 						}
 					}
-					ok := reason == registry.NoBlock
 					r.Offered = &ok
-					if !ok {
-						r.NotOfferedBecause = reason.String()
-					}
 				}
 				rows = append(rows, r)
 			}
 			tokens := -1
 			if rp != nil {
-				var all []string
-				for _, r := range rows {
-					all = append(all, r.ID)
-				}
-				offered, _ := a.Registry.Runnable(cmd.Context(), a.RunnableRequest(app.NewThread(), rp, all))
 				if n, err := a.CountToolTokens(rp.Model, offered); err == nil {
 					tokens = n
 				}
@@ -132,6 +154,25 @@ that provider, and how many tokens the offered tools add to each request.`,
 	return cmd
 }
 
+// blockText says why a tool is not offered: the reason of the check that
+// failed and what is in the way, or what the tool itself said when it had
+// nothing to offer.
+func blockText(toolID string, b registry.Block, inCollection bool) string {
+	var text string
+	switch {
+	case b.ToolID == "":
+		text = "not part of the request"
+	case b.Reason == registry.NoBlock:
+		text = b.Detail
+	default:
+		text = b.Reason.String() + " (" + b.Detail + ")"
+	}
+	if inCollection {
+		return toolID + ": " + text
+	}
+	return text
+}
+
 func uniq(s []string) []string {
 	seen := map[string]bool{}
 	var out []string
@@ -167,6 +208,9 @@ func newProvidersCmd(e env) *cobra.Command {
 				Confidence string `json:"confidence"`
 				Key        string `json:"key"`
 				From       string `json:"configured_by"`
+				// NotSelfHosted says why a server of a self-hosted kind
+				// gets the confidence of a cloud provider.
+				NotSelfHosted string `json:"not_self_hosted_because,omitempty"`
 			}
 			var rows []row
 			for _, op := range a.Org.Providers {
@@ -175,7 +219,7 @@ func newProvidersCmd(e env) *cobra.Command {
 					fmt.Fprintf(e.stderr, "warning: %v\n", err)
 					continue
 				}
-				rows = append(rows, row{ID: op.ID, Kind: rp.Kind, Title: op.InstanceName, BaseURL: rp.BaseURL, Model: rp.Model, Confidence: rp.Confidence.String(), Key: keyState(rp.APIKey, rp.Kind), From: "organization (" + op.Plugin + ")"})
+				rows = append(rows, row{ID: op.ID, Kind: rp.Kind, Title: op.InstanceName, BaseURL: rp.BaseURL, Model: rp.Model, Confidence: rp.Confidence.String(), Key: keyState(rp), From: "organization (" + op.Plugin + ")", NotSelfHosted: rp.NotSelfHosted})
 			}
 			for _, up := range a.User.Providers {
 				rp, err := a.ResolveProvider(cmd.Context(), app.ProviderFlags{Provider: up.ID})
@@ -183,7 +227,7 @@ func newProvidersCmd(e env) *cobra.Command {
 					fmt.Fprintf(e.stderr, "warning: %v\n", err)
 					continue
 				}
-				rows = append(rows, row{ID: up.ID, Kind: rp.Kind, Title: rp.Title, BaseURL: rp.BaseURL, Model: rp.Model, Confidence: rp.Confidence.String(), Key: keyState(rp.APIKey, rp.Kind), From: "your settings"})
+				rows = append(rows, row{ID: up.ID, Kind: rp.Kind, Title: rp.Title, BaseURL: rp.BaseURL, Model: rp.Model, Confidence: rp.Confidence.String(), Key: keyState(rp), From: "your settings", NotSelfHosted: rp.NotSelfHosted})
 			}
 			for _, k := range llm.Kinds() {
 				info, _ := k.Info()
@@ -210,6 +254,9 @@ func newProvidersCmd(e env) *cobra.Command {
 			sort.SliceStable(rows, func(i, j int) bool { return rows[i].From != "built in" && rows[j].From == "built in" })
 			for _, r := range rows {
 				fmt.Fprintf(e.stdout, "%-12s %-22s %-9s %-40s %s\n", r.ID, r.Title, r.Confidence, r.BaseURL, r.Key)
+				if r.NotSelfHosted != "" {
+					fmt.Fprintf(e.stdout, "%-12s counted as a cloud provider, not self-hosted: %s\n", "", r.NotSelfHosted)
+				}
 			}
 			return nil
 		},
@@ -218,11 +265,14 @@ func newProvidersCmd(e env) *cobra.Command {
 	return cmd
 }
 
-func keyState(key, kind string) string {
-	if key != "" {
+func keyState(rp *app.ResolvedProvider) string {
+	if rp.APIKey != "" {
 		return "key set"
 	}
-	if k, ok := llm.LookupKind(kind); ok {
+	if rp.NotSelfHosted != "" {
+		return "no key"
+	}
+	if k, ok := llm.LookupKind(rp.Kind); ok {
 		if info, _ := k.Info(); info.SelfHosted {
 			return "self-hosted, no key needed"
 		}

@@ -237,6 +237,9 @@ func newMailSyncCmd(e env) *cobra.Command {
 					rate = float64(rep.Added) / rep.Duration.Seconds()
 				}
 				fmt.Fprintf(e.stderr, "%s: %d new, %d removed, %d chunks embedded in %s (%.0f mails/s)\n", c.Name, rep.Added, rep.Removed+int(rep.Orphans), rep.Embedded, rep.Duration.Round(time.Millisecond), rate)
+				if rep.EmbeddingRefused != "" {
+					fmt.Fprintf(e.stderr, "%s: mails were not embedded: %s; search by words works\n", c.Name, rep.EmbeddingRefused)
+				}
 				if rep.EmbeddingError != "" {
 					fmt.Fprintf(e.stderr, "%s: search by meaning is unavailable for now (%s); search by words works\n", c.Name, rep.EmbeddingError)
 				}
@@ -283,7 +286,9 @@ func newMailStatusCmd(e env) *cobra.Command {
 			}
 			for _, st := range all {
 				search := "words and meaning (" + st.EmbeddingModel + ")"
-				if st.EmbeddingModel == "" {
+				if st.EmbeddingRefused != "" {
+					search = "words only, because " + st.EmbeddingRefused
+				} else if st.EmbeddingModel == "" {
 					search = "words only"
 				}
 				fmt.Fprintf(e.stdout, "%s (%s): %d mails, %d chunks, %d embedded; search by %s\n", st.Config.Name, st.Config.ID, st.Stats.Mails, st.Stats.Chunks, st.Stats.Embedded, search)

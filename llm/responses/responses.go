@@ -110,7 +110,8 @@ func (a *adapter) buildBody(opts llm.RoundOptions) ([]byte, error) {
 		}
 	}
 	body["model"] = a.model()
-	input, err := a.input(opts.FinalInstruction)
+	system, specs := opts.Effective(a.req)
+	input, err := a.input(system, opts.FinalInstruction)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +120,7 @@ func (a *adapter) buildBody(opts llm.RoundOptions) ([]byte, error) {
 	body["store"] = false
 	tools := []any{}
 	if opts.IncludeTools {
-		for _, spec := range a.req.Tools {
+		for _, spec := range specs {
 			tools = append(tools, a.functionTool(spec))
 		}
 	}
@@ -194,9 +195,8 @@ type inputMessage struct {
 
 // input is the system message (with the final instruction), the chat so
 // far and the items recorded during the run.
-func (a *adapter) input(final string) ([]json.RawMessage, error) {
+func (a *adapter) input(system, final string) ([]json.RawMessage, error) {
 	var out []json.RawMessage
-	system := a.req.System
 	if final != "" {
 		if system != "" {
 			system += "\n\n"
