@@ -36,8 +36,87 @@ PRE_RAG_2024 and PRE_MAILBOXES_2026 (see the README).`,
   steward mail search --from supplier "delivery date"
   steward mail count --after 2026-11-01 --group-by sender --json`,
 	}
-	m.AddCommand(newMailAddCmd(e), newMailSyncCmd(e), newMailStatusCmd(e), newMailSearchCmd(e), newMailCountCmd(e))
+	m.AddCommand(newMailAddCmd(e), newMailRemoveCmd(e), newMailSyncCmd(e), newMailResetSignInCmd(e), newMailStatusCmd(e), newMailSearchCmd(e), newMailCountCmd(e))
 	return m
+}
+
+func newMailRemoveCmd(e env) *cobra.Command {
+	return &cobra.Command{
+		Use:     "remove ID",
+		Aliases: []string{"rm"},
+		Short:   "Remove one of your mailboxes: its settings, its stored secret and its mails in the local index",
+		Long: `Remove a mailbox you added with 'steward mail add': it leaves your settings, its
+password or token is deleted from the secret store, and everything the local
+index holds of it is deleted. Nothing on the mail server changes. A mailbox
+your organization defines cannot be removed here.`,
+		Example: `  steward mail remove work`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("mail remove takes the ID of one mailbox (see 'steward mail status')")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := openApp(cmd, e)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			known := false
+			var ids []string
+			for _, c := range a.MailboxConfigs() {
+				ids = append(ids, c.ID)
+				known = known || c.ID == args[0]
+			}
+			if !known {
+				if len(ids) == 0 {
+					return usagef("there is no mailbox %q: no mailbox is configured", args[0])
+				}
+				return usagef("there is no mailbox %q; the mailboxes are: %s", args[0], strings.Join(ids, ", "))
+			}
+			if err := a.RemoveMailbox(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stderr, "Removed mailbox %s, its secret and its mails in the local index.\n", args[0])
+			return nil
+		},
+	}
+}
+
+func newMailResetSignInCmd(e env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "reset-signin [--mailbox ID]",
+		Short: "Allow one new sign-in attempt after the server refused one",
+		Long: `After a mail server refused a sign-in, 'steward mail sync' makes no further
+attempt, so that a wrong password cannot lock the account. Fix the password or
+token first (e.g. 'steward mail remove' and 'steward mail add' again), then run
+this to allow the next sync to try once more. 'steward mail sync --retry-sign-in'
+does both in one step.`,
+		Example: `  steward mail reset-signin --mailbox work
+  steward mail reset-signin`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, _ := cmd.Flags().GetString("mailbox")
+			a, boxes, err := openMailboxes(cmd, e, id)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			ix, err := a.MailIndexer(cmd.Context())
+			if err != nil {
+				return err
+			}
+			for _, c := range boxes {
+				if err := ix.ResetSignIn(cmd.Context(), c.ID); err != nil {
+					return fmt.Errorf("%s: %w", c.Name, err)
+				}
+				fmt.Fprintf(e.stderr, "%s: the next 'steward mail sync' signs in once more.\n", c.Name)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().String("mailbox", "", "only this mailbox")
+	return cmd
 }
 
 func newMailAddCmd(e env) *cobra.Command {

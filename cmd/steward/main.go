@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -88,11 +89,79 @@ that keep each piece of data where your organization allows it.`,
 	root.PersistentFlags().String("config-dir", "", "configuration directory (default $STEWARD_CONFIG_DIR or $XDG_CONFIG_HOME/steward)")
 	root.PersistentFlags().String("data-dir", "", "data directory for chats and the mail index (default $STEWARD_DATA_DIR or $XDG_DATA_HOME/steward)")
 	root.PersistentFlags().Bool("debug", false, "write diagnostics to stderr")
+	root.Version = version()
+	root.SetVersionTemplate("steward {{.Version}}\n")
 	root.AddCommand(newAskCmd(e), newChatCmd(e), newChatsCmd(e), newToolsCmd(e), newProvidersCmd(e), newSettingsCmd(e), newConfigCmd(e))
 	for _, c := range extraCommands(e) {
 		root.AddCommand(c)
 	}
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command that only groups others
+// (mail, config…) refuse an argument that names none of them, as a usage
+// error, instead of printing its help with exit 0.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !c.HasSubCommands() || c.Runnable() || c.Args != nil || c == c.Root() {
+		return
+	}
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		var names []string
+		for _, s := range cmd.Commands() {
+			if s.IsAvailableCommand() {
+				names = append(names, s.Name())
+			}
+		}
+		return usagef("unknown command %q for %q: use one of %s", args[0], cmd.CommandPath(), strings.Join(names, ", "))
+	}
+	c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+}
+
+// buildVersion is set at link time (-ldflags "-X main.buildVersion=v1.2.3");
+// otherwise the module version or the VCS revision is used.
+var buildVersion string
+
+// version says which build this is.
+func version() string {
+	if buildVersion != "" {
+		return buildVersion
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown version)"
+	}
+	v := info.Main.Version
+	var rev, modified, when string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+dirty"
+			}
+		case "vcs.time":
+			when = s.Value
+		}
+	}
+	if v == "" || v == "(devel)" {
+		v = "devel"
+	}
+	if rev != "" && !strings.Contains(v, rev[:min(12, len(rev))]) {
+		v += " (" + rev[:min(12, len(rev))] + modified
+		if when != "" {
+			v += ", " + when
+		}
+		v += ")"
+	}
+	return v + " " + info.GoVersion
 }
 
 // isCobraUsage recognizes cobra's own argument errors.
