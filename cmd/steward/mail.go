@@ -296,7 +296,7 @@ func newMailSyncCmd(e env) *cobra.Command {
 						return err
 					}
 				}
-				bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(e.stderr), progressbar.OptionSetDescription(c.Name),
+				bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(rawErr(e)), progressbar.OptionSetDescription(c.Name),
 					progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("mails"), progressbar.OptionThrottle(100*time.Millisecond),
 					progressbar.OptionClearOnFinish())
 				rep, err := ix.Sync(cmd.Context(), c, mailbox.SyncOptions{Progress: func(p mailbox.Progress) {
