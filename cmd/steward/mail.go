@@ -358,6 +358,10 @@ func newMailStatusCmd(e env) *cobra.Command {
 				all = append(all, st)
 			}
 			if asJSON {
+				all = nonNil(all)
+				for i := range all {
+					all[i].Coverage.Folders = nonNil(all[i].Coverage.Folders)
+				}
 				return writeJSON(e.stdout, all)
 			}
 			for _, st := range all {
