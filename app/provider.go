@@ -319,6 +319,9 @@ func NewAdapter(p llm.Provider, req llm.Request, client *http.Client) (llm.Adapt
 }
 
 func newAdapter(p llm.Provider, req llm.Request, tr *llm.Transport) (llm.Adapter, error) {
+	if tr.Setting == "" {
+		tr.Setting = providerSetting(p)
+	}
 	switch p.Caps.API {
 	case llm.ChatCompletions, "":
 		return chatcompletions.New(p, req, tr), nil
@@ -328,6 +331,16 @@ func newAdapter(p llm.Provider, req llm.Request, tr *llm.Transport) (llm.Adapter
 		return anthropic.New(p, req, tr), nil
 	}
 	return nil, fmt.Errorf("provider %s speaks %q, which Steward has no adapter for", p.Kind, p.Caps.API)
+}
+
+// providerSetting names where a provider's address comes from, for errors
+// about it.
+func providerSetting(p llm.Provider) string {
+	id := p.ID
+	if id == "" {
+		id = p.Kind
+	}
+	return "the base URL of provider " + id
 }
 
 func firstNonEmpty(v ...string) string {

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"time"
 	"unicode/utf8"
+
+	"github.com/stewardhq/steward/credhttp"
 )
 
 // Unknown is the category of a classifier finding whose category Steward does
@@ -71,9 +73,9 @@ func newClassifier(o ClassifierOptions) *classifier {
 	if c.threshold <= 0 {
 		c.threshold = 0.5
 	}
-	if c.client == nil {
-		c.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	}
+	// The key travels in a header; redirects stay within the configured
+	// origin.
+	c.client = credhttp.Client(c.client, "DataPromptInjection.ClassifierUrl")
 	return c
 }
 

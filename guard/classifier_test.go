@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stewardhq/steward/credhttp/credhttptest"
 )
 
 // classifierServer answers with the handler's text and records the texts
@@ -193,5 +195,44 @@ func TestClassifierSendsHeaders(t *testing.T) {
 	o := f.FilterText(context.Background(), Source{Kind: FileContent, Label: "f"}, "text")
 	if auth != "Bearer test" || o.ClassifierFailed {
 		t.Errorf("auth %q failed %v", auth, o.ClassifierFailed)
+	}
+}
+
+// The classifier's key travels in a header; a redirect to another origin is
+// not followed, and the user's warning names the setting and that origin.
+func TestClassifierDoesNotFollowARedirectElsewhere(t *testing.T) {
+	for _, status := range credhttptest.Statuses() {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			r := credhttptest.NewRedirector(t, status)
+			rec := &recorder{}
+			f := newClassifierFilter(t, r.URL+"/classify", rec, time.Second)
+			o := f.FilterText(context.Background(), Source{Kind: WebContent, Label: "https://p.example/"}, "An ordinary text.")
+			r.AssertNothingLeaked(t)
+			if !o.ClassifierFailed {
+				t.Fatal("the classifier counts as asked")
+			}
+			reps := rec.all()
+			if len(reps) != 1 {
+				t.Fatalf("%d reports, want 1", len(reps))
+			}
+			for _, want := range []string{"DataPromptInjection.ClassifierUrl", r.Target} {
+				if !strings.Contains(reps[0].Warning, want) {
+					t.Errorf("warning %q does not name %s", reps[0].Warning, want)
+				}
+			}
+		})
+	}
+}
+
+func TestClassifierFollowsARedirectWithinItsOrigin(t *testing.T) {
+	var auth string
+	base := credhttptest.SameOrigin(t, "/old", "/classify", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth = r.Header.Get("Authorization")
+		_, _ = io.WriteString(w, `{"results":[{"score":0}]}`)
+	}))
+	f := newClassifierFilter(t, base+"/old", nil, time.Second)
+	o := f.FilterText(context.Background(), Source{Kind: FileContent, Label: "f"}, "text")
+	if o.ClassifierFailed || auth != "Bearer test" {
+		t.Errorf("failed %v, auth %q: a 307 within the origin must reach the classifier with its key", o.ClassifierFailed, auth)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+
+	"github.com/stewardhq/steward/credhttp"
 )
 
 // Marker replaces every suspicious span the filter neutralizes.
@@ -117,6 +119,9 @@ type Outcome struct {
 	// ClassifierFailed is true when a classifier is configured but could not
 	// check this text; the heuristic result stands.
 	ClassifierFailed bool
+	// ClassifierError says why, when the cause is one the configuration can
+	// fix (such as a redirect to another origin that was not followed).
+	ClassifierError string
 }
 
 // Options configure a Filter. The zero value gives the heuristic filter with
@@ -199,8 +204,9 @@ func (f *Filter) FilterBatch(ctx context.Context, texts []Text) []Outcome {
 		}
 	}
 	var failed []bool
+	var why string
 	if f.classifier != nil {
-		failed = f.classify(ctx, texts, scans)
+		failed, why = f.classify(ctx, texts, scans)
 	}
 	for i, t := range texts {
 		if scans[i] == nil {
@@ -209,6 +215,7 @@ func (f *Filter) FilterBatch(ctx context.Context, texts []Text) []Outcome {
 		out[i] = scans[i].outcome(t.Text)
 		if failed != nil && failed[i] {
 			out[i].ClassifierFailed = true
+			out[i].ClassifierError = why
 		}
 	}
 	f.record(texts, out)
@@ -216,8 +223,9 @@ func (f *Filter) FilterBatch(ctx context.Context, texts []Text) []Outcome {
 }
 
 // classify runs the external classifier over the non-blank texts and merges
-// its spans. It returns which texts it could not check.
-func (f *Filter) classify(ctx context.Context, texts []Text, scans []*scan) []bool {
+// its spans. It returns which texts it could not check, and why when the
+// configuration can fix the cause.
+func (f *Filter) classify(ctx context.Context, texts []Text, scans []*scan) ([]bool, string) {
 	failed := make([]bool, len(texts))
 	var idx []int
 	var batch []string
@@ -228,7 +236,7 @@ func (f *Filter) classify(ctx context.Context, texts []Text, scans []*scan) []bo
 		}
 	}
 	if len(batch) == 0 {
-		return failed
+		return failed, ""
 	}
 	results, err := f.classifier.classify(ctx, batch)
 	if err != nil {
@@ -236,10 +244,14 @@ func (f *Filter) classify(ctx context.Context, texts []Text, scans []*scan) []bo
 		for _, i := range idx {
 			failed[i] = true
 		}
-		return failed
+		why := ""
+		if rerr, ok := credhttp.AsRedirectError(err); ok {
+			why = rerr.Error()
+		}
+		return failed, why
 	}
 	for k, i := range idx {
 		scans[i].addClassifier(texts[i].Text, results[k], f.classifier.threshold)
 	}
-	return failed
+	return failed, ""
 }

@@ -47,6 +47,7 @@ type SourceFindings struct {
 type pendingReport struct {
 	sources   []SourceFindings
 	unchecked []Source
+	why       string
 }
 
 func (p *pendingReport) empty() bool { return len(p.sources) == 0 && len(p.unchecked) == 0 }
@@ -62,6 +63,9 @@ func (p *pendingReport) add(t Text, o Outcome) {
 	}
 	if o.ClassifierFailed && !containsSource(p.unchecked, t.Source) {
 		p.unchecked = append(p.unchecked, t.Source)
+	}
+	if p.why == "" {
+		p.why = o.ClassifierError
 	}
 }
 
@@ -90,6 +94,9 @@ func (p *pendingReport) report() Report {
 		r.Warning = fmt.Sprintf("the prompt-injection classifier could not check '%s'; it was used with the built-in checks only", p.unchecked[0].Label)
 	default:
 		r.Warning = fmt.Sprintf("the prompt-injection classifier could not check %d sources; they were used with the built-in checks only", len(p.unchecked))
+	}
+	if r.Warning != "" && p.why != "" {
+		r.Warning += ": " + p.why
 	}
 	return r
 }

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stewardhq/steward/credhttp"
 )
 
 // Transport sends requests to a provider, retrying what is worth retrying.
@@ -34,6 +36,10 @@ type Transport struct {
 	// OnRetry, when not nil, hears of every retry just before its wait, so
 	// that the user learns why the answer takes longer.
 	OnRetry func(RetryNotice)
+	// Setting names where the provider's address was configured, for the
+	// error when a redirect would take the key to another origin (which is
+	// never followed); empty means "the provider's base URL".
+	Setting string
 }
 
 // RetryNotice describes one retry that is about to happen.
@@ -191,10 +197,13 @@ func isNetErr(err error) bool {
 // 429 and 5xx are retried with backoff, honouring Retry-After, before any
 // byte of the answer was handed on, so nothing the user saw is repeated.
 func (t *Transport) PostJSON(ctx context.Context, url string, header http.Header, body []byte) (*http.Response, error) {
-	client := t.Client
-	if client == nil {
-		client = &http.Client{}
+	setting := t.Setting
+	if setting == "" {
+		setting = "the provider's base URL"
 	}
+	// The key travels in headers Go does not strip on a redirect to another
+	// host (x-api-key), so redirects stay within the configured origin.
+	client := credhttp.Client(t.Client, setting)
 	attempts := t.attempts()
 	for attempt := 1; ; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
@@ -212,6 +221,9 @@ func (t *Transport) PostJSON(ctx context.Context, url string, header http.Header
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
+			}
+			if rerr, ok := credhttp.AsRedirectError(err); ok {
+				return nil, rerr
 			}
 			if Permanent(err) {
 				return nil, fmt.Errorf("could not reach the provider: %w", err)

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/stewardhq/steward/credhttp"
 )
 
 // Embedder turns texts into vectors. The mailbox's embedding provider
@@ -24,14 +26,13 @@ type Embedder interface {
 const maxEmbeddingResponse = 64 << 20
 
 // NewEmbedder builds the client for an embedding configuration. apiKey may
-// be empty (Ollama, local servers); client nil means http.DefaultClient.
+// be empty (Ollama, local servers); client nil means a default client.
 func NewEmbedder(e Embedding, apiKey string, client *http.Client) (Embedder, error) {
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}
-	if client == nil {
-		client = http.DefaultClient
-	}
+	// The key travels in a header; redirects stay within the configured origin.
+	client = credhttp.Client(client, "the base URL of the embedding provider")
 	base := e.BaseURL
 	if !strings.HasSuffix(base, "/") {
 		base += "/"

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stewardhq/steward/credhttp"
 	"github.com/stewardhq/steward/guard"
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/tool"
@@ -157,9 +158,10 @@ func (t *Tool) backendsOf(c config) []backend {
 			ep, _ := searxngEndpoint(c.searxngURL)
 			out = append(out, &searxng{client: t.http, endpoint: ep})
 		case NameBrave:
-			out = append(out, &brave{client: t.http, base: c.braveURL, key: c.braveKey})
+			// Keys travel in headers; redirects stay within the configured origin.
+			out = append(out, &brave{client: credhttp.Client(t.http, ID+"."+SettingBraveBaseURL), base: c.braveURL, key: c.braveKey})
 		case NameTavily:
-			out = append(out, &tavily{client: t.http, base: c.tavilyURL, key: c.tavilyKey, depth: c.tavilyDepth})
+			out = append(out, &tavily{client: credhttp.Client(t.http, ID+"."+SettingTavilyBaseURL), base: c.tavilyURL, key: c.tavilyKey, depth: c.tavilyDepth})
 		}
 	}
 	return out
