@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/stewardhq/steward/config"
 	"github.com/stewardhq/steward/llm"
@@ -120,7 +121,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		return nil, err
 	}
 	a.learnOrgSecrets()
-	a.Secrets = learningStore{s: config.OpenSecretStore(a.ConfigDir), set: a.Redact}
+	a.Secrets = learningStore{s: &lazyStore{dir: a.ConfigDir}, set: a.Redact}
 	a.Policy = a.buildPolicy()
 	a.Tools, err = a.buildTools()
 	if err != nil {
@@ -285,6 +286,27 @@ func (a *App) learnOrgSecrets() {
 		}
 	}
 }
+
+// lazyStore opens the secret store on first use: finding out whether an OS
+// keyring answers is a D-Bus round trip (and may start a keyring daemon or
+// ask to unlock one), which commands that read no secret must not pay.
+type lazyStore struct {
+	dir  string
+	once sync.Once
+	s    config.SecretStore
+}
+
+func (l *lazyStore) store() config.SecretStore {
+	l.once.Do(func() { l.s = config.OpenSecretStore(l.dir) })
+	return l.s
+}
+
+func (l *lazyStore) Get(service, key string) (string, bool, error) {
+	return l.store().Get(service, key)
+}
+func (l *lazyStore) Set(service, key, value string) error { return l.store().Set(service, key, value) }
+func (l *lazyStore) Delete(service, key string) error     { return l.store().Delete(service, key) }
+func (l *lazyStore) Where() string                        { return l.store().Where() }
 
 // learningStore is the secret store, teaching the redaction set every
 // secret read from it or written to it.

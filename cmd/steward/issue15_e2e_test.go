@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -356,5 +357,45 @@ func TestMailIndexIsPrivate(t *testing.T) {
 		if fi, _ := e.Info(); fi != nil && !e.IsDir() && fi.Mode().Perm()&0o077 != 0 {
 			t.Errorf("%s is readable by others: %v", e.Name(), fi.Mode().Perm())
 		}
+	}
+}
+
+// Point 14: a command that reads no secret never asks the OS keyring
+// (a D-Bus round trip, which may start a daemon or ask to unlock it); one
+// that stores a secret does.
+func TestOnlyCommandsWithSecretsAskTheKeyring(t *testing.T) {
+	home := t.TempDir()
+	sock := filepath.Join(t.TempDir(), "bus")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var dials atomic.Int32
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			dials.Add(1)
+			c.Close()
+		}
+	}()
+	bus := []string{"DBUS_SESSION_BUS_ADDRESS=unix:path=" + sock}
+	p := newScripted(t, textReply("ok"))
+	for _, args := range [][]string{{"--help"}, {"chats"}, {"providers"}, {"ask", "--provider", "vllm", "--base-url", p.baseURL(), "hi"}, {"chats", "--json"}} {
+		if r := steward(t, home, "", bus, args...); r.code != 0 {
+			t.Fatalf("%v: %d %q", args, r.code, r.stderr)
+		}
+		if n := dials.Load(); n != 0 {
+			t.Fatalf("steward %v asked the keyring %d times", args, n)
+		}
+	}
+	if r := steward(t, home, "pw-secret-1\n", bus, "mail", "add", "--id", "work", "--host", "127.0.0.1", "--username", "me"); r.code != 0 {
+		t.Fatalf("mail add: %d %q", r.code, r.stderr)
+	}
+	if dials.Load() == 0 {
+		t.Fatal("storing a secret must ask the keyring (the test's bus was never dialled)")
 	}
 }
