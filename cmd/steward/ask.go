@@ -82,12 +82,16 @@ be continued with --continue, --chat ID or 'steward chat --resume ID'.`,
 				turn.Documents = append(turn.Documents, doc)
 			}
 			var sink loop.Sink = textSink{out: e.stdout, errw: e.stderr, flush: e.flush}
+			var js jsonSink
 			if asJSON {
-				js := newJSONSink(e.stdout, e.flush)
+				js = newJSONSink(e.stdout, e.flush)
 				js.Emit(loop.Event{Type: loop.EventChat, Chat: &loop.ChatInfo{ID: t.ID, Stored: !noSave, Continued: cont || chatID != ""}})
 				sink = js
 			}
 			_, runErr := a.Answer(cmd.Context(), t, p, turn, sink)
+			if asJSON {
+				js.close(e.secrets.Error(runErr))
+			}
 			if !noSave && len(t.History()) > 0 {
 				if err := saveThread(context.WithoutCancel(cmd.Context()), a, t, p); err != nil {
 					fmt.Fprintf(e.stderr, "steward: the chat could not be stored: %v\n", err)

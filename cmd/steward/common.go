@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -106,19 +108,38 @@ func (s textSink) Emit(ev loop.Event) {
 type jsonSink struct {
 	enc   *json.Encoder
 	flush func()
+	done  *bool
 }
 
 func newJSONSink(w io.Writer, flush func()) jsonSink {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return jsonSink{enc: enc, flush: flush}
+	return jsonSink{enc: enc, flush: flush, done: new(bool)}
 }
 
 func (s jsonSink) Emit(ev loop.Event) {
 	_ = s.enc.Encode(ev)
-	if ev.Type == loop.EventDone && s.flush != nil {
-		s.flush()
+	if ev.Type == loop.EventDone {
+		*s.done = true
+		if s.flush != nil {
+			s.flush()
+		}
 	}
+}
+
+// close ends the event stream of a run that failed before the loop began
+// (a provider the chat may not use, say): error, then done, so that done is
+// always the last line.
+func (s jsonSink) close(err error) {
+	if *s.done || err == nil {
+		return
+	}
+	stop := loop.StopError
+	if errors.Is(err, context.Canceled) {
+		stop = loop.StopCancelled
+	}
+	s.Emit(loop.Event{Type: loop.EventError, Error: err.Error()})
+	s.Emit(loop.Event{Type: loop.EventDone, Stop: stop})
 }
 
 // writeJSON writes v indented.

@@ -107,6 +107,10 @@ func main() {
 			if sig == os.Interrupt && intr.take() {
 				continue
 			}
+			if ctx.Err() != nil {
+				// A second Ctrl-C while Steward winds down ends it at once.
+				os.Exit(exitInterrupted)
+			}
 			cancel(errInterrupted)
 		}
 	}()
