@@ -63,8 +63,9 @@ func notmuch(b *testing.B, c *corpus, args ...string) string {
 }
 
 // BenchmarkCLI runs, per iteration, one process per query over the
-// corpus: steward mail search (text, --json), notmuch search (its default
-// summary, and --format=json), and steward --help. The sub-benchmarks run
+// corpus: steward mail search (text, --json, and --tool-json, the model's
+// filtered view), notmuch search (its default summary, and --format=json),
+// and steward --help. The sub-benchmarks run
 // interleaved within one process; ms/query is the median wall time of one
 // process, which is what a user waits for.
 //
@@ -96,6 +97,10 @@ func BenchmarkCLI(b *testing.B) {
 			return stewardCmd(steward, c, "mail", "search", "--limit", "20", "--json", q)
 		}},
 		{"tool=notmuch/format=json", func(q string) *exec.Cmd { return notmuchCmd(c, "search", "--limit=20", "--format=json", q) }},
+		// What a model gets from search_mails: filtered for prompt injections.
+		{"tool=steward/format=tool-json", func(q string) *exec.Cmd {
+			return stewardCmd(steward, c, "mail", "search", "--limit", "20", "--tool-json", q)
+		}},
 		{"tool=steward/help", func(string) *exec.Cmd { return stewardCmd(steward, c, "--help") }},
 	}
 	for _, s := range sides {

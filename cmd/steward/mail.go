@@ -480,9 +480,15 @@ func newMailSearchCmd(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "search [conditions] [QUERY]",
 		Short: "Search the local mail index by words and meaning, the way search_mails does",
+		Long: `Search the local mail index by words and meaning, the way search_mails does.
+The results are your own mail, shown as they are: with --json as one JSON
+object ({"mailboxes": [...], "mails": [...]}). --tool-json prints instead
+exactly the JSON a model gets from search_mails: filtered for prompt
+injections, budgeted and paged like a tool result.`,
 		Example: `  steward mail search "delivery date"
   steward mail search --mailbox work --from supplier --after 2026-11-01 "contract"
-  steward mail search --unread --json`,
+  steward mail search --unread --json
+  steward mail search --tool-json "contract"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			flt, err := readConditions(cmd)
 			if err != nil {
@@ -497,15 +503,16 @@ func newMailSearchCmd(e env) *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			if asJSON {
+			if asTool, _ := cmd.Flags().GetBool("tool-json"); asTool {
 				args := toolArgs(cmd)
 				if query != "" {
 					args[mail.ArgQuery] = query
 				}
 				return printToolResult(cmd, e, mail.NewSearch(mailToolOptions(a, svc)), args)
 			}
-			var out []cliMail
+			out := []cliMail{}
 			wordsOnly := map[string]bool{}
+			searched := []cliMailbox{}
 			for _, r := range svc.Readable(policy.High) {
 				if id != "" && r.Config.ID != id {
 					continue
@@ -518,9 +525,17 @@ func newMailSearchCmd(e env) *cobra.Command {
 					return usagef("mailbox %s has no folder %q; its folders are: %s", r.Config.ID, flt.Folder, strings.Join(res.Folder.Known, ", "))
 				}
 				wordsOnly[r.Config.ID] = res.WordsOnly
+				searched = append(searched, cliMailbox{ID: r.Config.ID, Name: r.Config.Name, WordsOnly: res.WordsOnly && query != ""})
 				for _, f := range res.Mails {
-					out = append(out, toCLIMail(r.Config.ID, f))
+					m := toCLIMail(r.Config.ID, f)
+					if asJSON {
+						m.Received = f.Mail.Received.UTC().Format(time.RFC3339)
+					}
+					out = append(out, m)
 				}
+			}
+			if asJSON {
+				return writeJSON(e.stdout, map[string]any{"mailboxes": searched, "mails": out})
 			}
 			if len(out) == 0 {
 				fmt.Fprintln(e.stderr, "No mails found.")
@@ -541,11 +556,20 @@ func newMailSearchCmd(e env) *cobra.Command {
 	}
 	addConditionFlags(cmd)
 	cmd.Flags().Int("limit", 20, "results per mailbox")
+	cmd.Flags().Bool("tool-json", false, "write exactly the JSON a model gets from search_mails (filtered, budgeted, paged)")
 	return cmd
 }
 
+// cliMailbox is a searched mailbox in `mail search --json`.
+type cliMailbox struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// WordsOnly is true when a query was searched by words only.
+	WordsOnly bool `json:"words_only"`
+}
+
 func toCLIMail(mailboxID string, f mailbox.Found) cliMail {
-	m := cliMail{MailboxID: mailboxID, MailID: f.Mail.ID, Received: f.Mail.Received.Local().Format("2006-01-02 15:04"), Subject: f.Mail.Subject,
+	m := cliMail{MailboxID: mailboxID, MailID: f.Mail.ID, Folders: []string{}, Received: f.Mail.Received.Local().Format("2006-01-02 15:04"), Subject: f.Mail.Subject,
 		Attachments: f.Mail.HasAttachments, Encrypted: f.Mail.Encryption, Passage: f.Passage}
 	if len(f.Mail.Addresses.From) > 0 {
 		m.From = f.Mail.Addresses.From[0].Addr

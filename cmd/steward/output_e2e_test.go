@@ -75,6 +75,7 @@ func TestJSONStyleOfEveryCommand(t *testing.T) {
 		{"read", page.URL + "/notes.txt", "--json"},
 		{"mail", "status", "--json"},
 		{"mail", "search", "--json", "delivery"},
+		{"mail", "search", "--tool-json", "delivery"},
 		{"mail", "count", "--json"},
 	}
 	for _, args := range runs {
