@@ -45,6 +45,9 @@ type Options struct {
 	// ENC:v1 value gives), so that output and the chat store can be
 	// redacted; nil keeps a set of the App's own.
 	Secrets *redact.Set
+	// SkipMCPServers leaves the configured MCP servers unstarted and their
+	// tools out of the registry, for commands that offer no tools.
+	SkipMCPServers bool
 }
 
 // App is Steward, wired.
@@ -60,8 +63,12 @@ type App struct {
 	// RegistryProblems are definitions the registry refused.
 	RegistryProblems []error
 	Tools            []tool.Tool
-	Logger           *slog.Logger
-	HTTPClient       *http.Client
+	// MCP are the configured MCP servers and what became of them; empty
+	// with Options.SkipMCPServers.
+	MCP            []MCPServer
+	mcpCollections []registry.Collection
+	Logger         *slog.Logger
+	HTTPClient     *http.Client
 
 	// Redact is where every configured secret is known; everything the App
 	// stores goes through it, and surfaces pass their output through it.
@@ -127,6 +134,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !opts.SkipMCPServers && a.Policy.ToolsOn() {
+		a.addMCPTools(ctx)
+	}
 	a.defs = map[string]tool.Definition{}
 	for _, t := range a.Tools {
 		d := t.Definition()
@@ -161,9 +171,6 @@ func (a *App) checkToolSettingKeys() {
 }
 
 func (a *App) knownToolField(toolID, field string) bool {
-	if toolID+"."+field == wikiSettingKey {
-		return true
-	}
 	d, ok := a.defs[toolID]
 	if !ok {
 		return false
@@ -275,6 +282,16 @@ func (a *App) learnOrgSecrets() {
 	}
 	for _, m := range a.Org.Mailboxes {
 		a.Redact.Add(m.Secret)
+	}
+	// Every value of an MCP server's environment and headers counts as a
+	// secret (see config.MCPServerConfig).
+	for _, m := range a.Org.MCPServers {
+		for _, v := range m.Env {
+			a.Redact.Add(v)
+		}
+		for _, v := range m.Headers {
+			a.Redact.Add(v)
+		}
 	}
 	for key, m := range a.Org.Settings {
 		if s, ok := m.Value.(string); ok && (strings.HasPrefix(s, "ENC:") || strings.HasSuffix(strings.ToLower(key), "apikey") || strings.HasSuffix(strings.ToLower(key), "token") || strings.HasSuffix(strings.ToLower(key), "password")) {

@@ -138,6 +138,7 @@ CONFIG = {}
 CONFIG["LLM_PROVIDERS"] = {}
 CONFIG["EMBEDDING_PROVIDERS"] = {}
 CONFIG["MAILBOXES"] = {}
+CONFIG["MCP_SERVERS"] = {}
 CONFIG["SETTINGS"] = {}
 
 -- A provider. Id, InstanceName, UsedLLMProvider, Host and Model.Id are
@@ -172,6 +173,23 @@ CONFIG["SETTINGS"] = {}
 --     ["RequiredProviderConfidence"] = "HIGH", ["OutboundDataRestriction"] = "ONLY_LINKS_FROM_CHAT",
 -- }
 
+-- An MCP server whose tools join the registry as the collection mcp__<Id>.
+-- Give Command (and Args, Env) for a server Steward starts, or Url (and
+-- Headers) for streamable HTTP. Env and Headers values are secrets: a name
+-- that looks like a credential must be ENC:v1: encrypted. OutboundData is
+-- NONE, CONFIGURED_SERVICE, THIRD_PARTY_QUERIES or MODEL_CHOSEN_ADDRESSES
+-- (default, the most open); UntrustedContent defaults to true;
+-- OutboundDataRestriction, RequiredProviderConfidence and DataSecurity are
+-- what a chat keeps once the server's content reached the model. Also:
+-- Type (stdio, http, sse), EnabledTools, DisabledTools, TimeoutSeconds (60),
+-- StartupTimeoutSeconds (30), MaxResultChars (30000), Disabled.
+-- CONFIG["MCP_SERVERS"][#CONFIG["MCP_SERVERS"]+1] = {
+--     ["Id"] = "wiki", ["Name"] = "Team wiki", ["Url"] = "https://mcp.example.org/mcp",
+--     ["Headers"] = { ["Authorization"] = "ENC:v1:..." },
+--     ["OutboundData"] = "CONFIGURED_SERVICE", ["MinimumProviderConfidence"] = "HIGH",
+--     ["RequiredProviderConfidence"] = "HIGH", ["OutboundDataRestriction"] = "ONLY_CONFIGURED_SERVICES",
+-- }
+
 -- Application settings.
 `)
 	appDocs := map[string]string{
@@ -191,6 +209,7 @@ CONFIG["SETTINGS"] = {}
 		"DataPromptInjection.ClassifierThreshold":       `the classifier score from which a text counts as an injection (string, a number above 0 and at most 1). Default "0.5".|"0.5"`,
 		"DataPromptInjection.ClassifierTimeoutSeconds":  `how long one classifier request may take (string, whole seconds from 1 to 120). Default "10".|"10"`,
 		"DataPromptInjection.UseLocalClassifier":        `run Steward's built-in local classifier after the rules (boolean). Default true.|true`,
+		"DataMCP.ClientConfidence":                      `the confidence steward mcp serve gives a connecting MCP client (level); locked, the user may only go lower. Default UNKNOWN.|"LOW"`,
 	}
 	keys := config.AppSettingKeys()
 	for _, k := range keys {
@@ -198,8 +217,6 @@ CONFIG["SETTINGS"] = {}
 		fmt.Fprintf(&b, "\n%s\n-- CONFIG[\"SETTINGS\"][%q] = %s\n", luaComment(k+": "+doc), k, example)
 	}
 	b.WriteString("\n-- Tool settings, addressed as \"<toolId>.<field>\". Values are strings.\n")
-	b.WriteString(luaComment(wikiSettingKey+": the https base URL of the organization's Confluence Data Center wiki. read_web_page may open its pages in a chat restricted after reading mails. Default: none.") + "\n")
-	fmt.Fprintf(&b, "-- CONFIG[\"SETTINGS\"][%q] = \"https://wiki.example.org/\"\n", wikiSettingKey)
 	var ids []string
 	for id := range a.defs {
 		ids = append(ids, id)

@@ -96,8 +96,10 @@ func (a *App) MailIndexer(ctx context.Context) (*mailbox.Indexer, error) {
 	return a.mail.indexer, nil
 }
 
-// Close releases what the App opened.
+// Close releases what the App opened, the MCP servers it started
+// included.
 func (a *App) Close() error {
+	a.CloseMCP()
 	if a.mail.refresh != nil {
 		a.mail.refresh.Wait()
 	}

@@ -188,6 +188,9 @@ func FilterEvent(r guard.Report) (loop.Event, bool) {
 }
 
 func (a *App) mailboxName(id string) (string, bool) {
+	if server, ok := strings.CutPrefix(id, policy.MCPServerSourcePrefix); ok {
+		return a.mcpServerName(server)
+	}
 	for _, m := range a.Org.Mailboxes {
 		if m.ID == id {
 			return m.Name, true

@@ -2,23 +2,19 @@ package app
 
 import (
 	"context"
+	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/stewardhq/steward/registry"
 	"github.com/stewardhq/steward/tool"
+	"github.com/stewardhq/steward/tools/confluence"
 	"github.com/stewardhq/steward/tools/mail"
 	"github.com/stewardhq/steward/tools/webpage"
 	"github.com/stewardhq/steward/tools/websearch"
 	"github.com/stewardhq/steward/web"
 	"github.com/stewardhq/steward/web/kerberos"
 )
-
-// wikiSettingKey is search_confluence's base URL. search_confluence itself
-// is not built yet, but read_web_page already reads the configured wiki: a
-// chat restricted after reading mails may still open its pages.
-const wikiSettingKey = "search_confluence.baseUrl"
 
 // buildTools constructs every tool Steward ships.
 func (a *App) buildTools() ([]tool.Tool, error) {
@@ -27,46 +23,49 @@ func (a *App) buildTools() ([]tool.Tool, error) {
 		return nil, err
 	}
 	mailTools := mail.Tools(mail.Options{Service: ms, Guard: a.Filter(), Location: time.Local, Logger: a.Logger})
+	signIn := func() (web.SignIn, error) { return kerberos.New(kerberos.FromEnvironment()) }
 	return append([]tool.Tool{
 		websearch.New(websearch.Deps{Web: a.WebService(), Guard: a.Filter(), Logger: a.Logger}),
 		webpage.New(webpage.Deps{Web: a.WebService(), Guard: a.Filter(), Wiki: a.wiki, Logger: a.Logger,
-			SignIn: func() (web.SignIn, error) { return kerberos.New(kerberos.FromEnvironment()) },
+			SignIn: signIn,
 			OnPrivateHostBlocked: func(host string) {
 				a.Logger.Warn("read_web_page did not read an allowed private host because the provider's confidence is below HIGH", "host", host)
 			}}),
+		confluence.New(confluence.Deps{Web: a.WebService(), Guard: a.Filter(), Logger: a.Logger, SignIn: signIn,
+			// The wiki's REST API is a configured service: resolved and
+			// dialed like the web service (tests route both to loopback).
+			HTTP: &http.Client{Transport: web.ServiceTransport(a.webOptions)}}),
 	}, mailTools...), nil
 }
 
-// wiki returns the configured Confluence wiki, if any: an organization's
-// value first, then the user's.
+// wiki returns the wiki search_confluence searches, for read_web_page: the
+// resolved setting search_confluence.baseUrl (a locked organization value,
+// then the user's, then an organization default), read by the tool's own
+// parser, so that the two tools always mean the same wiki.
 func (a *App) wiki() (*url.URL, bool) {
-	v := ""
-	if a.Org != nil {
-		if m, ok := a.Org.Settings[wikiSettingKey]; ok {
-			v, _ = m.Value.(string)
-		}
+	if a.Resolver == nil {
+		return nil, false
 	}
-	if v == "" && a.User != nil {
-		id, field, _ := strings.Cut(wikiSettingKey, ".")
-		v, _ = a.User.ToolValue(id, field)
-	}
+	def := confluence.Definition()
+	f, _ := def.Settings.Field(confluence.SettingBaseURL)
+	// Only this field: the tool's secrets stay in the keyring.
+	def.Settings = tool.SettingsSchema{Fields: []tool.SettingField{f}}
+	r, _ := a.Resolver.Resolve(context.Background(), def)
+	v := r.Values().Get(confluence.SettingBaseURL)
 	if v == "" {
 		return nil, false
 	}
-	u, err := url.Parse(strings.TrimSpace(v))
-	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		a.Logger.Warn("the configured wiki address is not an https base URL without user, query or fragment; it is ignored", "setting", wikiSettingKey)
+	u, err := confluence.ParseBaseURL(v)
+	if err != nil {
+		a.Logger.Warn("the configured wiki address is not usable; read_web_page ignores it", "setting", confluence.BaseURLKey, "error", err.Error())
 		return nil, false
-	}
-	if !strings.HasSuffix(u.Path, "/") {
-		u.Path += "/"
 	}
 	return u, true
 }
 
 // collections are the declared tool collections.
 func (a *App) collections() []registry.Collection {
-	return []registry.Collection{mail.Collection()}
+	return append([]registry.Collection{mail.Collection()}, a.mcpCollections...)
 }
 
 // optionSources are the option lists the application maintains.

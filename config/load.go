@@ -52,6 +52,7 @@ type Effective struct {
 	EmbeddingProviders []EmbeddingConfig
 	DataSources        []DataSourceConfig
 	Mailboxes          []MailboxConfig
+	MCPServers         []MCPServerConfig
 }
 
 // Load runs every plugin under dir/plugins/org/*/plugin.lua and
@@ -118,6 +119,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Effective, error) {
 		eff.EmbeddingProviders = mergeByID(eff.EmbeddingProviders, p.EmbeddingProviders, func(x EmbeddingConfig) string { return x.ID })
 		eff.DataSources = mergeByID(eff.DataSources, p.DataSources, func(x DataSourceConfig) string { return x.ID })
 		eff.Mailboxes = mergeByID(eff.Mailboxes, p.Mailboxes, func(x MailboxConfig) string { return x.ID })
+		eff.MCPServers = mergeMCPServers(eff.MCPServers, p, &eff.Problems)
 	}
 	return eff, nil
 }

@@ -44,6 +44,7 @@ type Plugin struct {
 	EmbeddingProviders []EmbeddingConfig
 	DataSources        []DataSourceConfig
 	Mailboxes          []MailboxConfig
+	MCPServers         []MCPServerConfig
 	Settings           []Setting
 }
 
@@ -133,6 +134,8 @@ var appSettings = map[string]string{
 	"DataPromptInjection.ClassifierThreshold":      "string",
 	"DataPromptInjection.ClassifierTimeoutSeconds": "string",
 	"DataPromptInjection.UseLocalClassifier":       "bool",
+	// The confidence `steward mcp serve` gives the connecting MCP client.
+	"DataMCP.ClientConfidence": "string",
 }
 
 // AppSettingKeys lists the application settings a plugin may manage.
@@ -201,10 +204,10 @@ func LoadPlugin(ctx context.Context, path string, org bool, opts Options) (*Plug
 	}
 	for key := range cfg {
 		switch key {
-		case "LLM_PROVIDERS", "EMBEDDING_PROVIDERS", "DATA_SOURCES", "MAILBOXES", "SETTINGS",
+		case "LLM_PROVIDERS", "EMBEDDING_PROVIDERS", "DATA_SOURCES", "MAILBOXES", "MCP_SERVERS", "SETTINGS",
 			"TRANSCRIPTION_PROVIDERS", "CHAT_TEMPLATES", "PROFILES", "DOCUMENT_ANALYSIS_POLICIES", "INTRODUCTIONS", "MANDATORY_INFOS":
 		default:
-			problem(key, "unknown CONFIG section %q; known sections are LLM_PROVIDERS, EMBEDDING_PROVIDERS, DATA_SOURCES, MAILBOXES and SETTINGS", key)
+			problem(key, "unknown CONFIG section %q; known sections are LLM_PROVIDERS, EMBEDDING_PROVIDERS, DATA_SOURCES, MAILBOXES, MCP_SERVERS and SETTINGS", key)
 		}
 	}
 	for i, e := range listOf(cfg["LLM_PROVIDERS"]) {
@@ -321,6 +324,7 @@ func LoadPlugin(ctx context.Context, path string, org bool, opts Options) (*Plug
 		}
 		p.Mailboxes = append(p.Mailboxes, mb)
 	}
+	p.MCPServers = parseMCPServers(cfg["MCP_SERVERS"], org, p.Name, func(_, v string) (string, error) { return Decrypt(v, secret) }, problem)
 	settings, ok := cfg["SETTINGS"].(map[string]any)
 	if !ok {
 		if _, present := cfg["SETTINGS"]; present {
@@ -420,6 +424,10 @@ func checkAppValue(key string, v any) string {
 		}
 	case "DataMailboxes.MinimumOutboundDataRestriction":
 		if _, err := policy.ParseRestriction(v.(string)); err != nil {
+			return key + ": " + err.Error()
+		}
+	case "DataMCP.ClientConfidence":
+		if err := checkMCPClientConfidence(v.(string)); err != nil {
 			return key + ": " + err.Error()
 		}
 	case "DataPromptInjection.ClassifierUrl":

@@ -33,6 +33,8 @@ type UserSettings struct {
 	MinimumConfidence      map[string]string `json:"minimum_confidence,omitempty"`
 	EnabledPreviewFeatures []string          `json:"enabled_preview_features,omitempty"`
 	Mailboxes              []UserMailbox     `json:"mailboxes,omitempty"`
+	// MCP holds the user's MCP servers and the confidence of MCP clients.
+	MCP *UserMCP `json:"mcp,omitempty"`
 }
 
 // UserProvider is a provider the user configured.

@@ -30,6 +30,8 @@ const (
 	RetrievalContext
 	DataSourceDescription
 	ChatAttachment
+	// MCPContent is what an MCP server returns or says about its tools.
+	MCPContent
 )
 
 // String returns the kind's wire name, e.g. "WEB_CONTENT".
@@ -47,6 +49,8 @@ func (k SourceKind) String() string {
 		return "DATA_SOURCE_DESCRIPTION"
 	case ChatAttachment:
 		return "CHAT_ATTACHMENT"
+	case MCPContent:
+		return "MCP_CONTENT"
 	}
 	return "UNKNOWN"
 }

@@ -220,13 +220,22 @@ func runTool(ctx context.Context, t tool.Tool, args json.RawMessage, ec tool.Exe
 	return t.Execute(ctx, args, ec)
 }
 
-// outboundRefusal says why a tool may not run in a chat that read mails,
-// naming the mailbox and the restriction level it demanded.
+// outboundRefusal says why a tool may not run in a chat that read mails
+// or used a tool of an MCP server, naming the mailbox or server and the
+// restriction level it demanded.
 func outboundRefusal(req policy.OutboundRequirement, lookup MailboxLookup) string {
 	level := RestrictionLabel(req.Effective())
 	name, exists := req.MailboxName, req.MailboxID != "" || req.MailboxName != ""
 	if lookup != nil && req.MailboxID != "" {
 		name, exists = lookup(req.MailboxID)
+	}
+	if _, isServer := req.MCPServer(); isServer {
+		if !exists || name == "" {
+			return fmt.Sprintf("This chat has used a tool of an MCP server that has since been removed, which demanded '%s'. "+
+				"This tool would send data further than that allows, so it cannot be used in this chat. Start a new chat to use it again.", level)
+		}
+		return fmt.Sprintf("This chat has used a tool of the MCP server '%s', which demands '%s' once its content reached the model. "+
+			"This tool would send data further than that allows, so it cannot be used in this chat. Start a new chat to use it again.", name, level)
 	}
 	const setting = "Where a chat may send data after reading mails"
 	if !exists || name == "" {

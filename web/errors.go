@@ -85,6 +85,9 @@ var (
 type StatusError struct {
 	Code   int
 	Status string // the reason phrase, e.g. "Not Found"
+	// RetryAfter is the server's Retry-After header as sent (seconds or an
+	// HTTP date), for 429 and 503 answers; empty when it sent none.
+	RetryAfter string
 }
 
 // Error returns e.g. "the server returned HTTP 404 (Not Found)".

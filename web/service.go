@@ -389,7 +389,7 @@ func (s *Service) Retrieve(ctx context.Context, rawURL string, o Options) (*Page
 	page.StatusCode = resp.StatusCode
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		drainAndClose(resp.Body)
-		return nil, &StatusError{Code: resp.StatusCode, Status: http.StatusText(resp.StatusCode)}
+		return nil, &StatusError{Code: resp.StatusCode, Status: http.StatusText(resp.StatusCode), RetryAfter: resp.Header.Get("Retry-After")}
 	}
 	final, _ := url.Parse(page.FinalURL)
 	if err := s.readContent(ctx, resp, final, maxBytes, page); err != nil {

@@ -188,7 +188,7 @@ func newChatsCmd(e env) *cobra.Command {
 				}
 				fmt.Fprintf(e.stdout, "# %s\n(chat %s; requires provider confidence %s, data security %s", c.Title, c.ID, c.RequiredConfidence, c.DataSecurity)
 				if c.Outbound.Set {
-					fmt.Fprintf(e.stdout, ", outbound %s demanded by mailbox %q", c.Outbound.Restriction, c.Outbound.MailboxName)
+					fmt.Fprintf(e.stdout, ", outbound %s demanded by %s", c.Outbound.Restriction, outboundDemander(c.Outbound))
 				}
 				fmt.Fprintln(e.stdout, ")")
 				for _, m := range c.Messages {

@@ -24,12 +24,20 @@ func openApp(cmd *cobra.Command, e env) (*app.App, error) {
 	if debug || e.getenv("STEWARD_DEBUG") != "" {
 		logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	opts := app.Options{ConfigDir: cfgDir, DataDir: dataDir, Getenv: e.getenv, Logger: logger, Secrets: e.secrets,
+	opts := app.Options{ConfigDir: cfgDir, DataDir: dataDir, Getenv: e.getenv, Logger: logger, Secrets: e.secrets, SkipMCPServers: !offersTools(cmd),
 		OnRetry: func(n llm.RetryNotice) { fmt.Fprintf(e.stderr, "steward: %s\n", n) }}
 	if e.tweak != nil {
 		e.tweak(&opts)
 	}
-	return app.Open(cmd.Context(), opts)
+	a, err := app.Open(cmd.Context(), opts)
+	if err != nil {
+		return nil, err
+	}
+	if !opts.SkipMCPServers {
+		e.started.add(a)
+		reportMCP(e, a)
+	}
+	return a, nil
 }
 
 func addProviderFlags(cmd *cobra.Command) {

@@ -110,7 +110,13 @@ type result struct {
 // steward runs the binary with a clean environment rooted in home.
 func steward(t *testing.T, home, stdin string, env []string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	return runBinary(t, binary, home, stdin, env, args...)
+}
+
+// runBinary runs the steward binary bin (see steward).
+func runBinary(t *testing.T, bin, home, stdin string, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append([]string{
 		"HOME=" + home,
 		"PATH=" + os.Getenv("PATH"),

@@ -62,6 +62,9 @@ type env struct {
 	// interrupts, when not nil, routes Ctrl-C: while handle is set it calls
 	// it instead of ending the command (chat stops the answer only).
 	interrupts *interrupts
+	// started holds the apps that started MCP servers, stopped when the
+	// command ends; run sets it.
+	started *startedApps
 }
 
 // interrupts routes SIGINT to the current handler, or ends the command.
@@ -135,7 +138,7 @@ func main() {
 		}
 	}
 	e := env{stdin: os.Stdin, stdout: rout, stderr: rerr, rawStderr: os.Stderr, getenv: os.Getenv, secrets: secrets, flush: flush,
-		stdinPiped: isPipe(os.Stdin), stdinTerminal: isTerminal(os.Stdin), interrupts: intr}
+		stdinPiped: isPipe(os.Stdin), stdinTerminal: isTerminal(os.Stdin), interrupts: intr, tweak: testNetwork(os.Getenv)}
 	code := run(ctx, os.Args[1:], e)
 	flush()
 	signal.Stop(sigs)
@@ -160,6 +163,10 @@ func run(ctx context.Context, args []string, e env) int {
 	if e.secrets == nil {
 		e.secrets = &redact.Set{}
 	}
+	if e.started == nil {
+		e.started = &startedApps{}
+	}
+	defer e.started.stop()
 	root := newRoot(e)
 	root.SetArgs(args)
 	root.SetIn(e.stdin)

@@ -46,6 +46,17 @@ func NewTLSNet(t testing.TB, h http.Handler) *Net {
 	return start(t, httptest.NewTLSServer(h), "https")
 }
 
+// NewNetFor returns a network for a test server the caller started on
+// loopback (and closes), e.g. one with a certificate of its own for the
+// made-up names; https when srv has TLS.
+func NewNetFor(t testing.TB, srv *httptest.Server) *Net {
+	t.Helper()
+	if srv.TLS != nil {
+		return start(t, srv, "https")
+	}
+	return start(t, srv, "http")
+}
+
 func start(t testing.TB, srv *httptest.Server, scheme string) *Net {
 	t.Helper()
 	t.Cleanup(srv.Close)
@@ -135,10 +146,8 @@ func (n *Net) Dials() int {
 // Now is the fixed clock of the services Service returns.
 func Now() time.Time { return time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC) }
 
-// Service returns a web.Service that resolves and dials through n, logs
-// nowhere, whose clock stands at Now and which, for NewTLSNet, trusts the
-// test server's certificate.
-func (n *Net) Service() *web.Service {
+// serviceOptions resolve and dial through n and trust the test server.
+func (n *Net) serviceOptions() web.ServiceOptions {
 	o := web.ServiceOptions{
 		Resolver: n,
 		Dial:     n.Dial,
@@ -150,5 +159,19 @@ func (n *Net) Service() *web.Service {
 		pool.AddCert(n.srv.Certificate())
 		o.TLSConfig = &tls.Config{RootCAs: pool}
 	}
-	return web.NewService(o)
+	return o
+}
+
+// Client returns an HTTP client for configured services (web.ServiceTransport)
+// that resolves and dials through n and trusts the test server, for code
+// that talks to a service's API rather than reading pages.
+func (n *Net) Client() *http.Client {
+	return &http.Client{Transport: web.ServiceTransport(n.serviceOptions())}
+}
+
+// Service returns a web.Service that resolves and dials through n, logs
+// nowhere, whose clock stands at Now and which, for NewTLSNet, trusts the
+// test server's certificate.
+func (n *Net) Service() *web.Service {
+	return web.NewService(n.serviceOptions())
 }

@@ -214,6 +214,12 @@ func instructions(free bool, req policy.OutboundRequirement, wiki *url.URL) stri
 	if name := strings.TrimSpace(req.MailboxName); name != "" {
 		because += fmt.Sprintf(" from the mailbox %q", name)
 	}
+	if _, isServer := req.MCPServer(); isServer {
+		because = "This chat used a tool of an MCP server"
+		if name := strings.TrimSpace(req.MailboxName); name != "" {
+			because = fmt.Sprintf("This chat used a tool of the MCP server %q", name)
+		}
+	}
 	switch {
 	case r == policy.OnlyLinksFromChat && wiki != nil:
 		fmt.Fprintf(&b, " %s, so read_web_page can now read only addresses given in the conversation and pages of the organization's wiki at %s.", because, wikiText(wiki))
@@ -411,40 +417,6 @@ func (t *Tool) retrievalError(err error, stayInWiki bool, timeout time.Duration)
 }
 
 // insideWiki reports whether u lies inside the wiki: same scheme, host and
-// port, and a path at or below the wiki's path.
-func insideWiki(wiki, u *url.URL) bool {
-	if !strings.EqualFold(wiki.Scheme, u.Scheme) || !strings.EqualFold(wiki.Hostname(), u.Hostname()) {
-		return false
-	}
-	if effectivePort(wiki) != effectivePort(u) {
-		return false
-	}
-	if u.User != nil {
-		return false
-	}
-	base := strings.TrimSuffix(wiki.EscapedPath(), "/")
-	p := u.EscapedPath()
-	for _, seg := range strings.Split(p, "/") {
-		// A dot segment could climb out of the wiki's path on the server.
-		if d := strings.ToLower(strings.ReplaceAll(seg, "%2e", ".")); d == "." || d == ".." || strings.Contains(strings.ToLower(seg), "%2f") {
-			return false
-		}
-	}
-	if base == "" {
-		return true
-	}
-	return p == base || strings.HasPrefix(p, base+"/")
-}
-
-func effectivePort(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-		return "443"
-	case "http":
-		return "80"
-	}
-	return ""
-}
+// port, and a path at or below the wiki's path (web.WithinBase, the rule
+// search_confluence keeps its own requests to).
+func insideWiki(wiki, u *url.URL) bool { return web.WithinBase(wiki, u) }

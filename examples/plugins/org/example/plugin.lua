@@ -24,6 +24,7 @@ CONFIG = {}
 CONFIG["LLM_PROVIDERS"] = {}
 CONFIG["EMBEDDING_PROVIDERS"] = {}
 CONFIG["MAILBOXES"] = {}
+CONFIG["MCP_SERVERS"] = {}
 CONFIG["SETTINGS"] = {}
 
 -- A provider. Id, InstanceName, UsedLLMProvider, Host and Model.Id are
@@ -58,6 +59,23 @@ CONFIG["SETTINGS"] = {}
 --     ["RequiredProviderConfidence"] = "HIGH", ["OutboundDataRestriction"] = "ONLY_LINKS_FROM_CHAT",
 -- }
 
+-- An MCP server whose tools join the registry as the collection mcp__<Id>.
+-- Give Command (and Args, Env) for a server Steward starts, or Url (and
+-- Headers) for streamable HTTP. Env and Headers values are secrets: a name
+-- that looks like a credential must be ENC:v1: encrypted. OutboundData is
+-- NONE, CONFIGURED_SERVICE, THIRD_PARTY_QUERIES or MODEL_CHOSEN_ADDRESSES
+-- (default, the most open); UntrustedContent defaults to true;
+-- OutboundDataRestriction, RequiredProviderConfidence and DataSecurity are
+-- what a chat keeps once the server's content reached the model. Also:
+-- Type (stdio, http, sse), EnabledTools, DisabledTools, TimeoutSeconds (60),
+-- StartupTimeoutSeconds (30), MaxResultChars (30000), Disabled.
+-- CONFIG["MCP_SERVERS"][#CONFIG["MCP_SERVERS"]+1] = {
+--     ["Id"] = "wiki", ["Name"] = "Team wiki", ["Url"] = "https://mcp.example.org/mcp",
+--     ["Headers"] = { ["Authorization"] = "ENC:v1:..." },
+--     ["OutboundData"] = "CONFIGURED_SERVICE", ["MinimumProviderConfidence"] = "HIGH",
+--     ["RequiredProviderConfidence"] = "HIGH", ["OutboundDataRestriction"] = "ONLY_CONFIGURED_SERVICES",
+-- }
+
 -- Application settings.
 
 -- DataApp.EnabledPreviewFeatures: preview features switched on (list of strings), e.g. PRE_RAG_2024, PRE_MAILBOXES_2026; adds up across plugins. Default empty.
@@ -74,6 +92,9 @@ CONFIG["SETTINGS"] = {}
 
 -- DataConfidence.GlobalMinimumConfidence: lowest confidence any provider must have (level). Default NONE.
 -- CONFIG["SETTINGS"]["DataConfidence.GlobalMinimumConfidence"] = "NONE"
+
+-- DataMCP.ClientConfidence: the confidence steward mcp serve gives a connecting MCP client (level); locked, the user may only go lower. Default UNKNOWN.
+-- CONFIG["SETTINGS"]["DataMCP.ClientConfidence"] = "LOW"
 
 -- DataMailboxes.AllowedServers: IMAP hosts mailboxes may use (list of strings); an empty list allows none. Default: any host.
 -- CONFIG["SETTINGS"]["DataMailboxes.AllowedServers"] = { "imap.example.org" }
@@ -109,8 +130,6 @@ CONFIG["SETTINGS"] = {}
 -- CONFIG["SETTINGS"]["DataTools.MinimumProviderConfidenceByToolId"] = { ["read_web_page"] = "MEDIUM" }
 
 -- Tool settings, addressed as "<toolId>.<field>". Values are strings.
--- search_confluence.baseUrl: the https base URL of the organization's Confluence Data Center wiki. read_web_page may open its pages in a chat restricted after reading mails. Default: none.
--- CONFIG["SETTINGS"]["search_confluence.baseUrl"] = "https://wiki.example.org/"
 
 -- read_web_page.timeoutSeconds (string): How long loading one page may take, redirects and reading included: a whole number of seconds from 1 to 240 Default: 60.
 -- CONFIG["SETTINGS"]["read_web_page.timeoutSeconds"] = "60"
@@ -126,6 +145,42 @@ CONFIG["SETTINGS"] = {}
 
 -- read_web_page.useOsSignIn (one of OFF, ON): OFF: pages are read without signing in. ON: when an allowed private host asks for it, the tool signs in as the user with the operating-system sign-in (Kerberos, the ticket from kinit or the system's login, read from a FILE ticket cache). Only over HTTPS, only to the host and port of the address asked for (never after a redirect to another host), only when all the host's addresses are private and it is on the allowed private hosts, and only for providers with HIGH confidence (or trusted by configuration) Default: OFF.
 -- CONFIG["SETTINGS"]["read_web_page.useOsSignIn"] = "OFF"
+
+-- search_confluence.baseUrl (string): The https address of the Confluence wiki, with its context path: https://wiki.example.org/ or https://intranet.example.org/confluence/ (Data Center), https://example.atlassian.net/wiki/ (Cloud). No user name, query or fragment. Every request and redirect of a search stays below it, and read_web_page may open its pages in a chat restricted after reading mails Default: none.
+-- CONFIG["SETTINGS"]["search_confluence.baseUrl"] = ""
+
+-- search_confluence.mode (one of SEARCH_PAGE, REST): SEARCH_PAGE reads the Data Center search page (dosearchsite.action) like a web page, signed in with the operating-system sign-in where the wiki asks for it; no token. REST asks the REST API (/rest/api/search) of Confluence Cloud or Data Center with the token below and returns the hits as a list Default: SEARCH_PAGE.
+-- CONFIG["SETTINGS"]["search_confluence.mode"] = "SEARCH_PAGE"
+
+-- search_confluence.email (string): REST on Confluence Cloud: the e-mail address of the Atlassian account the API token belongs to Default: none.
+-- CONFIG["SETTINGS"]["search_confluence.email"] = ""
+
+-- search_confluence.apiToken (secret string, ENC:v1: only, never a default): REST on Confluence Cloud: an API token of that account (id.atlassian.com, Security, API tokens), classic or scoped (with the scope search:confluence, and read:confluence-content.all for page texts). Sent as Basic authentication with the e-mail, only to the wiki's API Default: none.
+-- CONFIG["SETTINGS"]["search_confluence.apiToken"] = "ENC:v1:..."
+
+-- search_confluence.cloudId (string): REST on Confluence Cloud with a scoped API token: the site's cloud ID (a UUID; https://<site>.atlassian.net/_edge/tenant_info shows it). Scoped tokens only work at https://api.atlassian.com/ex/confluence/<cloud ID>/, where the requests then go. Leave it empty for a classic token Default: none.
+-- CONFIG["SETTINGS"]["search_confluence.cloudId"] = ""
+
+-- search_confluence.personalAccessToken (secret string, ENC:v1: only, never a default): REST on Confluence Data Center 7.9 or later: a personal access token (profile, Personal Access Tokens), sent as a Bearer token only to the wiki's API Default: none.
+-- CONFIG["SETTINGS"]["search_confluence.personalAccessToken"] = "ENC:v1:..."
+
+-- search_confluence.apiBaseUrl (string): The https address the REST API is asked at, to be set only for a gateway or proxy in front of it; empty means the wiki address (or, with a cloud ID, Atlassian's address for scoped tokens) Default: none.
+-- CONFIG["SETTINGS"]["search_confluence.apiBaseUrl"] = ""
+
+-- search_confluence.defaultSpaceKey (string): The key of the space searched when the model names none, such as OPS; empty searches every space the account may read Default: none.
+-- CONFIG["SETTINGS"]["search_confluence.defaultSpaceKey"] = ""
+
+-- search_confluence.timeoutSeconds (string): How long one search may take, every request, redirect and page text included: a whole number of seconds from 1 to 120 Default: 30.
+-- CONFIG["SETTINGS"]["search_confluence.timeoutSeconds"] = "30"
+
+-- search_confluence.maxContentCharacters (string): The most characters of wiki content one result brings the model (the search page, or the hits and page texts); a whole number from 1000 to 100000 Default: 30000.
+-- CONFIG["SETTINGS"]["search_confluence.maxContentCharacters"] = "30000"
+
+-- search_confluence.pageBodies (string): REST only: of how many of the best hits of a result the page text is fetched and included, within the character budget: a whole number from 0 to 5 Default: 3.
+-- CONFIG["SETTINGS"]["search_confluence.pageBodies"] = "3"
+
+-- search_confluence.useOsSignIn (one of ON, OFF): SEARCH_PAGE only. ON: when the wiki asks for it, sign in as the user with the operating-system sign-in (Kerberos), only over https to the wiki's own host, only when all the host's addresses are private, and only for providers with HIGH confidence. OFF: never sign in Default: ON.
+-- CONFIG["SETTINGS"]["search_confluence.useOsSignIn"] = "ON"
 
 -- web_search.searxng.baseUrl (string): The address of a SearXNG instance with the JSON format enabled (search.formats in settings.yml), e.g. https://searx.example.org. Leave it empty to not use SearXNG Default: none.
 -- CONFIG["SETTINGS"]["web_search.searxng.baseUrl"] = ""
