@@ -79,6 +79,7 @@ type App struct {
 	defs       map[string]tool.Definition
 	webOnce    webParts
 	mail       mailParts
+	sources    sourceParts
 	webOptions web.ServiceOptions
 }
 
@@ -143,6 +144,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		a.defs[d.ID] = d
 	}
 	a.checkToolSettingKeys()
+	a.DataSources() // records what is wrong with the organization's data sources
 	a.Resolver = a.buildResolver()
 	a.Registry, a.RegistryProblems = registry.New(registry.Options{
 		Policy:        a.Policy,

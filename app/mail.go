@@ -103,10 +103,11 @@ func (a *App) Close() error {
 	if a.mail.refresh != nil {
 		a.mail.refresh.Wait()
 	}
+	err := a.closeSources()
 	if a.mail.index != nil {
-		return a.mail.index.Close()
+		return errors.Join(a.mail.index.Close(), err)
 	}
-	return nil
+	return err
 }
 
 func (a *App) mailPolicy() mailbox.OrgPolicy {

@@ -40,6 +40,9 @@ type TurnResult struct {
 	loop.Result
 	Offered []tool.Offered
 	Blocked []registry.Block
+	// Retrieval says how the chat's data sources were searched; nil when
+	// the chat searches none.
+	Retrieval *Retrieval
 }
 
 // NewThread starts a chat.
@@ -96,6 +99,19 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 	sink = filterSink{a: a, next: sink}
 	sink.(filterSink).drain()
 	system := t.SystemPrompt
+	res.Retrieval = a.retrieve(ctx, t, p, turn, res.Offered)
+	var passageSources []tool.Source
+	if c := res.Retrieval.classic(); c != nil {
+		if c.System != "" {
+			system = strings.TrimSpace(system) + "\n\n" + c.System
+		}
+		// The passages reach the model with this request: the chat demands
+		// what their sources demand, and only theirs.
+		conf, sec := c.Assembly.Requirements()
+		t.RequireConfidence(conf)
+		t.RequireDataSecurity(sec)
+		passageSources = c.Assembly.Sources
+	}
 	if instr := a.Registry.Instructions(res.Offered); instr != "" {
 		system = strings.TrimSpace(system) + "\n\n" + instr
 	}
@@ -118,6 +134,7 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 		ProviderConfidence: p.Confidence,
 		ProviderTrusted:    p.Trusted,
 		ProviderName:       p.Title,
+		DataSourceSources:  passageSources,
 		ReturnedAddresses:  chat.ReturnedAddresses,
 		Mailboxes:          a.mailboxName,
 		Logger:             a.Logger,
@@ -132,7 +149,7 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 		for _, tr := range result.Traces {
 			msg.Traces = append(msg.Traces, tr.Stored())
 		}
-		for _, s := range loop.ToolSources(result.Sources) {
+		for _, s := range loop.LocalSources(result.Sources) {
 			msg.Sources = append(msg.Sources, tool.Source{Title: s.Title, URL: s.URL})
 		}
 		t.AddMessage(msg)
@@ -241,6 +258,9 @@ func titleFrom(s string) string {
 func ToStored(t *chat.Thread, p *ResolvedProvider) *store.Chat {
 	c := &store.Chat{ID: t.ID, Title: t.Title, SystemPrompt: t.SystemPrompt, Created: t.Created,
 		RequiredConfidence: t.RequiredConfidence(), DataSecurity: t.DataSecurity(), Outbound: t.OutboundRequirement()}
+	if o := t.DataSources(); o.Set {
+		c.DataSources = &store.DataSourceOptions{Disabled: o.Disabled, Automatic: o.Automatic, Selected: o.Selected, Retrieval: o.Retrieval}
+	}
 	if p != nil {
 		c.Provider, c.Model, c.BaseURL = p.ID, p.Model, p.BaseURL
 		if c.Provider == "" {
@@ -269,6 +289,9 @@ func FromStored(c *store.Chat) *chat.Thread {
 	t.RequireConfidence(c.RequiredConfidence)
 	t.RequireDataSecurity(c.DataSecurity)
 	t.RequireOutbound(c.Outbound)
+	if o := c.DataSources; o != nil {
+		t.SetDataSources(chat.DataSourceOptions{Set: true, Disabled: o.Disabled, Automatic: o.Automatic, Selected: o.Selected, Retrieval: o.Retrieval})
+	}
 	for _, m := range c.Messages {
 		cm := chat.Message{Role: chat.Role(m.Role), Text: m.Text, Hidden: m.Hidden, Time: m.Created, Incomplete: m.Incomplete}
 		for _, d := range m.Documents {

@@ -87,6 +87,7 @@ type Thread struct {
 	requiredConfidence policy.Confidence
 	dataSecurity       policy.DataSecurity
 	outbound           policy.OutboundRequirement
+	dataSources        DataSourceOptions
 	// lastSystemPrompt and toolAddresses live for the session only: after
 	// a restart a chat knows fewer addresses, never more.
 	lastSystemPrompt string
@@ -259,7 +260,10 @@ type threadJSON struct {
 	RequiredConfidence string        `json:"required_confidence"`
 	DataSecurity       string        `json:"data_security"`
 	Outbound           *outboundJSON `json:"outbound,omitempty"`
-	Messages           []Message     `json:"messages"`
+	// DataSources are the chat's data-source options, absent while it
+	// follows the defaults.
+	DataSources *DataSourceOptions `json:"data_sources,omitempty"`
+	Messages    []Message          `json:"messages"`
 }
 
 type outboundJSON struct {
@@ -281,6 +285,10 @@ func (t *Thread) MarshalJSON() ([]byte, error) {
 		RequiredConfidence: t.requiredConfidence.String(),
 		DataSecurity:       t.dataSecurity.String(),
 		Messages:           append([]Message(nil), t.Messages...),
+	}
+	if t.dataSources.Set {
+		o := t.dataSources
+		j.DataSources = &o
 	}
 	if t.outbound.Set {
 		j.Outbound = &outboundJSON{
@@ -335,5 +343,9 @@ func (t *Thread) UnmarshalJSON(data []byte) error {
 	t.requiredConfidence = policy.Max(t.requiredConfidence, conf)
 	t.dataSecurity = policy.TightenDataSecurity(t.dataSecurity, ds)
 	t.outbound = t.outbound.Tighten(out)
+	if j.DataSources != nil {
+		t.dataSources = *j.DataSources
+		t.dataSources.Set = true
+	}
 	return nil
 }

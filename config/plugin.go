@@ -71,13 +71,6 @@ type EmbeddingConfig struct {
 	Plugin                                             string
 }
 
-// DataSourceConfig is one ERI data source of CONFIG["DATA_SOURCES"].
-type DataSourceConfig struct {
-	ID, Name, Type, Hostname, AuthMethod, SecurityPolicy, SelectedRetrievalID string
-	Port, MaxMatches                                                          int
-	Plugin                                                                    string
-}
-
 // MailboxConfig is one entry of CONFIG["MAILBOXES"].
 type MailboxConfig struct {
 	ID, Name, Host, Security, Auth, Username string
@@ -127,7 +120,10 @@ var appSettings = map[string]string{
 	"DataApp.EnabledPreviewFeatures":                "list",
 	"DataSourceSecuritySettings.TrustedProviderIds": "list",
 	"DataMailboxes.AllowedServers":                  "list",
-	"DataMailboxes.MinimumOutboundDataRestriction":  "string",
+	// Which data sources a new chat searches and how (see datasources.go).
+	"DataChat.PreselectedDataSourceIds":            "list",
+	"DataChat.PreselectedDataSourcesRetrievalMode": "string",
+	"DataMailboxes.MinimumOutboundDataRestriction": "string",
 	// The prompt-injection filter's external classifier (see guard).
 	"DataPromptInjection.ClassifierUrl":            "string",
 	"DataPromptInjection.ClassifierApiKey":         "string",
@@ -254,28 +250,7 @@ func LoadPlugin(ctx context.Context, path string, org bool, opts Options) (*Plug
 		}
 		p.EmbeddingProviders = append(p.EmbeddingProviders, ec)
 	}
-	for i, e := range listOf(cfg["DATA_SOURCES"]) {
-		m, ok := e.(map[string]any)
-		if !ok {
-			problem("DATA_SOURCES", "DATA_SOURCES[%d] must be a table", i+1)
-			continue
-		}
-		ds := DataSourceConfig{ID: str(m, "Id"), Name: str(m, "Name"), Type: str(m, "Type"), Hostname: str(m, "Hostname"), AuthMethod: str(m, "AuthMethod"),
-			SecurityPolicy: str(m, "SecurityPolicy"), SelectedRetrievalID: str(m, "SelectedRetrievalId"), Port: intOf(m["Port"]), MaxMatches: intOf(m["MaxMatches"]), Plugin: p.Name}
-		if !strings.EqualFold(ds.Type, "ERI_V1") {
-			problem(firstNonEmpty(ds.ID, "DATA_SOURCES"), "DATA_SOURCES[%d]: Type must be ERI_V1, but is %q", i+1, ds.Type)
-			continue
-		}
-		if strings.EqualFold(ds.SecurityPolicy, "NOT_SPECIFIED") || ds.SecurityPolicy == "" {
-			problem(firstNonEmpty(ds.ID, "DATA_SOURCES"), "DATA_SOURCES[%d]: SecurityPolicy must be ALLOW_ANY or SELF_HOSTED", i+1)
-			continue
-		}
-		if missing := missingFields(map[string]string{"Id": ds.ID, "Name": ds.Name, "Hostname": ds.Hostname, "SelectedRetrievalId": ds.SelectedRetrievalID}); len(missing) > 0 {
-			problem(firstNonEmpty(ds.ID, "DATA_SOURCES"), "DATA_SOURCES[%d] lacks %s", i+1, strings.Join(missing, ", "))
-			continue
-		}
-		p.DataSources = append(p.DataSources, ds)
-	}
+	p.DataSources = parseDataSources(cfg["DATA_SOURCES"], p.Name, path, org, problem, func(key string) int { return lineOf(src, key) }, decrypt)
 	for i, e := range listOf(cfg["MAILBOXES"]) {
 		m, ok := e.(map[string]any)
 		if !ok {
@@ -421,6 +396,10 @@ func checkAppValue(key string, v any) string {
 	case "DataConfidence.GlobalMinimumConfidence":
 		if _, err := policy.ParseConfidence(v.(string)); err != nil {
 			return key + ": " + err.Error()
+		}
+	case "DataChat.PreselectedDataSourcesRetrievalMode":
+		if m := strings.ToUpper(strings.TrimSpace(v.(string))); m != "SEMANTIC_SEARCH" && m != "EVERY_MESSAGE" {
+			return fmt.Sprintf("%s must be SEMANTIC_SEARCH (the model searches with semantic_search) or EVERY_MESSAGE (every message is searched), but is %q", key, v)
 		}
 	case "DataMailboxes.MinimumOutboundDataRestriction":
 		if _, err := policy.ParseRestriction(v.(string)); err != nil {

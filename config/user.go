@@ -33,6 +33,9 @@ type UserSettings struct {
 	MinimumConfidence      map[string]string `json:"minimum_confidence,omitempty"`
 	EnabledPreviewFeatures []string          `json:"enabled_preview_features,omitempty"`
 	Mailboxes              []UserMailbox     `json:"mailboxes,omitempty"`
+	// DataSources are the user's data sources (see datasources.go).
+	DataSources        []UserDataSource   `json:"data_sources,omitempty"`
+	DataSourceDefaults DataSourceDefaults `json:"data_source_defaults,omitzero"`
 	// MCP holds the user's MCP servers and the confidence of MCP clients.
 	MCP *UserMCP `json:"mcp,omitempty"`
 }

@@ -56,6 +56,10 @@ type RunContext struct {
 	// Mailboxes looks up the mailbox named by the chat's outbound
 	// requirement; nil uses the name stored with the requirement.
 	Mailboxes MailboxLookup
+	// DataSourceSources are the sources of the passages the classic
+	// retrieval process put into this request's system prompt; the answer
+	// lists them under DataSourcesHeading.
+	DataSourceSources []tool.Source
 	// ReturnedAddresses finds the web addresses a result gives the model;
 	// nil means chat.ReturnedAddresses.
 	ReturnedAddresses AddressFinder

@@ -185,6 +185,9 @@ func (l *standard) Run(ctx context.Context, a llm.Adapter, rc RunContext, sink S
 		sink = discard{}
 	}
 	r := &run{a: a, rc: rc, sink: sink}
+	for _, s := range rc.DataSourceSources {
+		r.sources.add(s.Title, s.URL, OriginDataSource)
+	}
 	if rc.Chat == nil {
 		return r.fail(errors.New("loop: RunContext.Chat is required"))
 	}

@@ -3,11 +3,12 @@ package mailbox
 import (
 	"fmt"
 	"net"
-	"net/url"
 	"strings"
 	"time"
 
 	"golang.org/x/net/idna"
+
+	"github.com/stewardhq/steward/embed"
 
 	"github.com/stewardhq/steward/policy"
 )
@@ -56,49 +57,20 @@ func ParseAuthKind(s string) (AuthKind, error) {
 	return "", fmt.Errorf("unknown sign-in kind %q: use password or xoauth2", s)
 }
 
-// EmbeddingKind names the wire API of an embedding provider.
-type EmbeddingKind string
+// EmbeddingKind names the wire API of an embedding provider (see package
+// embed).
+type EmbeddingKind = embed.Kind
 
 // The embedding APIs.
 const (
 	// EmbeddingOpenAI is an OpenAI-compatible POST <base>/embeddings.
-	EmbeddingOpenAI EmbeddingKind = "openai"
+	EmbeddingOpenAI = embed.OpenAI
 	// EmbeddingOllama is Ollama's POST <base>/api/embed.
-	EmbeddingOllama EmbeddingKind = "ollama"
+	EmbeddingOllama = embed.Ollama
 )
 
 // Embedding configures the embedding provider of a mailbox.
-type Embedding struct {
-	Kind EmbeddingKind `json:"kind" yaml:"kind"`
-	// BaseURL is e.g. "https://api.openai.com/v1/" or "http://localhost:11434/".
-	BaseURL string `json:"base_url" yaml:"base_url"`
-	Model   string `json:"model" yaml:"model"`
-	// Provider is the provider's name for the confidence scheme, e.g.
-	// policy.ProviderSelfHosted or policy.ProviderOpenAI.
-	Provider string `json:"provider" yaml:"provider"`
-	// SecretRef names the API key in the secret store; empty for none.
-	SecretRef string `json:"secret_ref,omitempty" yaml:"secret_ref,omitempty"`
-}
-
-// Validate checks the embedding configuration.
-func (e Embedding) Validate() error {
-	switch e.Kind {
-	case EmbeddingOpenAI, EmbeddingOllama:
-	default:
-		return fmt.Errorf("embedding kind %q: use openai or ollama", e.Kind)
-	}
-	u, err := url.Parse(e.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return fmt.Errorf("embedding base URL %q: use an http or https address without user info, e.g. http://localhost:11434/", e.BaseURL)
-	}
-	if strings.TrimSpace(e.Model) == "" {
-		return fmt.Errorf("embedding model is empty: name the embedding model, e.g. nomic-embed-text")
-	}
-	if strings.TrimSpace(e.Provider) == "" {
-		return fmt.Errorf("embedding provider name is empty: name the provider for the confidence scheme, e.g. SELF_HOSTED")
-	}
-	return nil
-}
+type Embedding = embed.Config
 
 // Config is one mailbox as the user or the organization configured it.
 // Secrets are not part of it, only references to them.

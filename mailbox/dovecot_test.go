@@ -429,7 +429,7 @@ func TestDovecotKilledSyncResumes(t *testing.T) {
 	}
 
 	// With an embedding provider the next sync embeds every chunk.
-	srv, _ := fakeEmbeddings(t, []string{"number"})
+	srv := fakeEmbeddings(t, []string{"number"})
 	cfg.Embedding = &Embedding{Kind: EmbeddingOllama, BaseURL: srv.URL, Model: "toy", Provider: policy.ProviderSelfHosted}
 	ix.o.Embedders = Embedders(nil, srv.Client())
 	rep, err = ix.Sync(context.Background(), cfg, SyncOptions{})

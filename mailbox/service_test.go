@@ -119,7 +119,7 @@ func TestReadable(t *testing.T) {
 }
 
 func TestSearchHybridWordsAndPaging(t *testing.T) {
-	srv, calls := fakeEmbeddings(t, []string{"delivery", "budget", "chairs"})
+	srv := fakeEmbeddings(t, []string{"delivery", "budget", "chairs"})
 	x := openIndex(t)
 	now := time.Date(2026, 4, 1, 12, 0, 0, 0, time.UTC)
 	seedIndex(t, x, "hy", now.Add(-time.Hour))
@@ -167,7 +167,7 @@ func TestSearchHybridWordsAndPaging(t *testing.T) {
 	if res.Mails[0].Mail.MessageID != "alt-1@supplier.example" {
 		t.Errorf("best hit %s, want the delivery mail", res.Mails[0].Mail.MessageID)
 	}
-	if *calls == 0 {
+	if srv.Calls() == 0 {
 		t.Error("query not embedded")
 	}
 

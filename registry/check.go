@@ -55,7 +55,9 @@ type Provider struct {
 	CanUseTools bool
 	// Trusted is true when the organization lists the provider as trusted
 	// for data-source security. It never raises confidence and the registry
-	// does not decide with it; it is carried for the executor.
+	// does not decide with it; it is carried for the executor and for
+	// tools resolving what they offer (semantic_search's SELF_HOSTED
+	// sources).
 	Trusted bool
 }
 

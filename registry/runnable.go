@@ -158,6 +158,7 @@ func (r *Registry) resolve(ctx context.Context, e *entry, req Request, c checked
 		Settings:           values,
 		Component:          req.Component,
 		ProviderConfidence: req.Provider.Confidence,
+		ProviderTrusted:    req.Provider.Trusted,
 		Chat:               req.Chat,
 	}
 	if rc.Chat == nil {

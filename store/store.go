@@ -33,7 +33,19 @@ type Chat struct {
 	RequiredConfidence policy.Confidence
 	DataSecurity       policy.DataSecurity
 	Outbound           policy.OutboundRequirement
-	Messages           []Message
+	// DataSources are the chat's own data-source options; nil while it
+	// follows the defaults.
+	DataSources *DataSourceOptions
+	Messages    []Message
+}
+
+// DataSourceOptions are which data sources a chat searches and how.
+type DataSourceOptions struct {
+	Disabled  bool     `json:"disabled,omitempty"`
+	Automatic bool     `json:"automatic,omitempty"`
+	Selected  []string `json:"selected,omitempty"`
+	// Retrieval is SEMANTIC_SEARCH, EVERY_MESSAGE or empty.
+	Retrieval string `json:"retrieval,omitempty"`
 }
 
 // Message is one stored message.
@@ -144,6 +156,10 @@ CREATE TABLE IF NOT EXISTS messages (
 	sources TEXT NOT NULL,
 	incomplete INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (chat_id, seq)
+);
+CREATE TABLE IF NOT EXISTS chat_data_sources (
+	chat_id TEXT PRIMARY KEY REFERENCES chats(id) ON DELETE CASCADE,
+	options TEXT NOT NULL
 );
 `
 
@@ -261,6 +277,16 @@ outbound_restriction=excluded.outbound_restriction, outbound_mailbox_id=excluded
 	if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE chat_id=?`, c.ID); err != nil {
 		return err
 	}
+	if c.DataSources == nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM chat_data_sources WHERE chat_id=?`, c.ID); err != nil {
+			return err
+		}
+	} else {
+		opts, _ := json.Marshal(c.DataSources)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chat_data_sources(chat_id,options) VALUES(?,?) ON CONFLICT(chat_id) DO UPDATE SET options=excluded.options`, c.ID, string(opts)); err != nil {
+			return fmt.Errorf("storing the data-source options of chat %s: %w", c.ID, err)
+		}
+	}
 	for i, m := range c.Messages {
 		if m.Created.IsZero() {
 			m.Created = now
@@ -341,6 +367,17 @@ func (s *Store) Load(ctx context.Context, idOrPrefix string) (*Chat, error) {
 	}
 	c.Outbound.Set = outSet == 1
 	c.Outbound.Restriction, _ = policy.ParseRestriction(restr)
+	var opts string
+	switch err := s.db.QueryRowContext(ctx, `SELECT options FROM chat_data_sources WHERE chat_id=?`, id).Scan(&opts); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return nil, fmt.Errorf("reading the data-source options of chat %s: %w", id, err)
+	default:
+		c.DataSources = &DataSourceOptions{}
+		if err := json.Unmarshal([]byte(opts), c.DataSources); err != nil {
+			return nil, fmt.Errorf("chat %s: unreadable data-source options: %w", id, err)
+		}
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT role,text,hidden,created,documents,traces,sources,incomplete FROM messages WHERE chat_id=? ORDER BY seq`, id)
 	if err != nil {
 		return nil, err
@@ -438,6 +475,9 @@ func (s *Store) Delete(ctx context.Context, idOrPrefix string) (string, error) {
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE chat_id=?`, id); err != nil {
+		return "", err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chat_data_sources WHERE chat_id=?`, id); err != nil {
 		return "", err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM chats WHERE id=?`, id); err != nil {

@@ -263,3 +263,37 @@ func TestIncompleteAnswersAndMigrationFromVersion1(t *testing.T) {
 		t.Fatalf("schema version %q, %v", v, err)
 	}
 }
+
+// A chat's data-source options are stored with it, and a chat without its
+// own keeps none; deleting the chat deletes them.
+func TestDataSourceOptionsAreStoredWithTheChat(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "chats.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := &Chat{ID: "c1", Title: "t", DataSources: &DataSourceOptions{Selected: []string{"docs", "hr"}, Retrieval: "EVERY_MESSAGE"}}
+	if err := s.Save(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctx, "c1")
+	if err != nil || got.DataSources == nil || got.DataSources.Retrieval != "EVERY_MESSAGE" || strings.Join(got.DataSources.Selected, ",") != "docs,hr" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	c.DataSources = nil
+	s.Save(ctx, c)
+	if got, _ := s.Load(ctx, "c1"); got.DataSources != nil {
+		t.Fatal("options removed from the chat are gone")
+	}
+	c.DataSources = &DataSourceOptions{Disabled: true}
+	s.Save(ctx, c)
+	if _, err := s.Delete(ctx, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	s.db.QueryRow(`SELECT count(*) FROM chat_data_sources`).Scan(&n)
+	if n != 0 {
+		t.Fatal("deleting a chat leaves its options behind")
+	}
+}

@@ -37,6 +37,8 @@ be continued with --continue, --chat ID or 'steward chat --resume ID'.`,
   steward ask --url https://go.dev/doc/go1.26 "Summarize this page"
   git diff | steward ask "review this"
   steward ask --continue "and in French?"
+  steward ask --sources docs,hr "How long is parental leave?"
+  steward ask --retrieval classic "What does the release plan say?"
   git diff | steward ask --json -`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			prompt, err := readPrompt(args, e)
@@ -51,6 +53,10 @@ be continued with --continue, --chat ID or 'steward chat --resume ID'.`,
 			chatID, _ := cmd.Flags().GetString("chat")
 			if cont && chatID != "" {
 				return usagef("--continue and --chat both name a chat: use one of them")
+			}
+			choice, err := parseSourceFlags(cmd)
+			if err != nil {
+				return err
 			}
 			a, err := openApp(cmd, e)
 			if err != nil {
@@ -73,6 +79,9 @@ be continued with --continue, --chat ID or 'steward chat --resume ID'.`,
 				}
 				t = app.NewThread()
 			}
+			if err := choice.apply(a, t); err != nil {
+				return err
+			}
 			turn := app.Turn{Text: prompt, NoTools: noTools, Selected: selected, OnOffer: reportNotOffered(e, a, p, selected)}
 			for _, u := range urls {
 				doc, err := attachURL(cmd.Context(), a, u)
@@ -88,9 +97,11 @@ be continued with --continue, --chat ID or 'steward chat --resume ID'.`,
 				js.Emit(loop.Event{Type: loop.EventChat, Chat: &loop.ChatInfo{ID: t.ID, Stored: !noSave, Continued: cont || chatID != ""}})
 				sink = js
 			}
-			_, runErr := a.Answer(cmd.Context(), t, p, turn, sink)
+			res, runErr := a.Answer(cmd.Context(), t, p, turn, sink)
 			if asJSON {
 				js.close(e.secrets.Error(runErr))
+			} else if res != nil {
+				(&sourceNotices{}).report(e.stderr, res.Retrieval)
 			}
 			if !noSave && len(t.History()) > 0 {
 				if err := saveThread(context.WithoutCancel(cmd.Context()), a, t, p); err != nil {
@@ -120,6 +131,7 @@ be continued with --continue, --chat ID or 'steward chat --resume ID'.`,
 	cmd.Flags().StringArray("url", nil, "attach a web page you chose (read with the user-chosen policy); repeatable")
 	cmd.Flags().BoolP("continue", "c", false, "continue the most recent stored chat")
 	cmd.Flags().String("chat", "", "continue the stored chat with this ID (or a unique prefix of it)")
+	addSourceFlags(cmd)
 	return cmd
 }
 

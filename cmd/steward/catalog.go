@@ -88,8 +88,9 @@ that provider, and how many tokens the offered tools add to each request.`,
 					tokens = n
 				}
 			}
+			ctxTools := contextToolRows(cmd, a, rp)
 			if asJSON {
-				out := map[string]any{"tools": rows}
+				out := map[string]any{"tools": rows, "context_tools": ctxTools}
 				if rp != nil {
 					out["provider"] = map[string]any{"title": rp.Title, "confidence": rp.Confidence.String()}
 					out["tool_tokens"] = tokens
@@ -116,6 +117,7 @@ that provider, and how many tokens the offered tools add to each request.`,
 					}
 				}
 			}
+			writeContextTools(e, ctxTools, rp)
 			if rp != nil && tokens >= 0 {
 				fmt.Fprintf(e.stdout, "\nThe tools offered to %s add about %d tokens to each request.\n", rp.Title, tokens)
 			}

@@ -30,9 +30,14 @@ leaves the chat. Commands inside the chat: /tools lists what is offered,
 provider unless --provider names another.`,
 		Example: `  steward chat
   steward chat --provider anthropic --tools web_search
-  steward chat --resume 3f2a9c1e`,
+  steward chat --resume 3f2a9c1e
+  steward chat --sources docs --retrieval classic`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			choice, err := parseSourceFlags(cmd)
+			if err != nil {
+				return err
+			}
 			a, err := openApp(cmd, e)
 			if err != nil {
 				return err
@@ -55,6 +60,10 @@ provider unless --provider names another.`,
 				}
 				t = app.NewThread()
 			}
+			if err := choice.apply(a, t); err != nil {
+				return err
+			}
+			var notices sourceNotices
 			in, err := newLineReader(e, filepath.Join(a.DataDir, "chat_history"))
 			if err != nil {
 				return err
@@ -104,9 +113,12 @@ provider unless --provider names another.`,
 				actx, stop := context.WithCancel(cmd.Context())
 				restore := e.interrupts.handle(stop)
 				turn := app.Turn{Text: line, Selected: selected, OnOffer: reportNotOffered(e, a, p, selected)}
-				_, runErr := a.Answer(actx, t, p, turn, textSink{out: e.stdout, errw: e.stderr, flush: e.flush})
+				res, runErr := a.Answer(actx, t, p, turn, textSink{out: e.stdout, errw: e.stderr, flush: e.flush})
 				restore()
 				stop()
+				if res != nil {
+					notices.report(e.stderr, res.Retrieval)
+				}
 				if err := saveThread(context.WithoutCancel(cmd.Context()), a, t, p); err != nil {
 					fmt.Fprintf(e.stderr, "steward: the chat could not be stored: %v\n", err)
 				}
@@ -126,6 +138,7 @@ provider unless --provider names another.`,
 	addProviderFlags(cmd)
 	cmd.Flags().String("tools", "", "comma-separated tool or collection IDs to offer (default: your saved selection)")
 	cmd.Flags().String("resume", "", "continue a stored chat by its ID or a unique prefix of it")
+	addSourceFlags(cmd)
 	return cmd
 }
 
@@ -243,7 +256,9 @@ type chatJSON struct {
 	RequiredConfidence string        `json:"required_confidence"`
 	DataSecurity       string        `json:"data_security"`
 	Outbound           *outboundJSON `json:"outbound_restriction,omitempty"`
-	Messages           []messageJSON `json:"messages"`
+	// DataSources are the chat's own data-source options, when it has any.
+	DataSources *store.DataSourceOptions `json:"data_sources,omitempty"`
+	Messages    []messageJSON            `json:"messages"`
 }
 
 type outboundJSON struct {
@@ -267,6 +282,7 @@ func chatJSONOf(c *store.Chat) chatJSON {
 	out := chatJSON{ID: c.ID, Title: c.Title, Provider: c.Provider, Model: c.Model, BaseURL: c.BaseURL,
 		Created: c.Created.UTC().Format(time.RFC3339), Updated: c.Updated.UTC().Format(time.RFC3339),
 		RequiredConfidence: c.RequiredConfidence.String(), DataSecurity: c.DataSecurity.String(), Messages: []messageJSON{}}
+	out.DataSources = c.DataSources
 	if c.Outbound.Set {
 		out.Outbound = &outboundJSON{Restriction: c.Outbound.Restriction.String(), MailboxID: c.Outbound.MailboxID, MailboxName: c.Outbound.MailboxName}
 	}

@@ -71,6 +71,10 @@ func hasFamily(model, family string) bool {
 	return c == '-' || c == '.' || c == ':' || c == '@' || c == '_'
 }
 
+// Codec returns the tokenizer a model is counted with (see Encoding); it is
+// safe for concurrent use.
+func Codec(model string) (tokenizer.Codec, error) { return codecFor(model) }
+
 func codecFor(model string) (tokenizer.Codec, error) {
 	name, _ := Encoding(model)
 	if name == Cl100kBase {

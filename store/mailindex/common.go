@@ -2,11 +2,12 @@ package mailindex
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/stewardhq/steward/store/searchindex"
 )
 
 // A query with a common word cannot be ranked over every match by FTS5
@@ -28,8 +29,8 @@ const (
 	rerankFactor = 4
 )
 
-func (x *Index) searchCommon(ctx context.Context, mailboxID string, f Filter, st *termStats, words, rare, common []string, limit int) ([]Hit, error) {
-	sc, err := x.newScorer(ctx, st, words)
+func (x *Index) searchCommon(ctx context.Context, mailboxID string, f Filter, st *searchindex.TermStats, words, rare, common []string, limit int) ([]Hit, error) {
+	sc, err := x.words.NewScorer(ctx, st, words)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +52,7 @@ func (x *Index) searchCommon(ctx context.Context, mailboxID string, f Filter, st
 	var cands []int64
 	if len(rare) > 0 {
 		text := strings.Join(rare, " ")
-		hits, err := x.searchWordsExact(ctx, mailboxID, f, text, MatchQuery(text), max(limit*rerankFactor, 100))
+		hits, err := x.searchWordsExact(ctx, mailboxID, f, text, searchindex.MatchQuery(text), max(limit*rerankFactor, 100))
 		if err != nil {
 			return nil, err
 		}
@@ -68,27 +69,19 @@ func (x *Index) searchCommon(ctx context.Context, mailboxID string, f Filter, st
 		// Each match is checked against the filter one by one.
 		n = max(newestRanked/2, limit*5)
 	}
-	all, err := x.newestMatches(ctx, mailboxID, f, quoteWords(common, " AND "), n)
+	all, err := x.newestMatches(ctx, mailboxID, f, searchindex.QuoteWords(common, " AND "), n)
 	if err != nil {
 		return nil, err
 	}
 	cands = append(cands, all...)
 	if x.distinctMails(ctx, cands) < limit && len(common) > 1 {
-		any, err := x.newestMatches(ctx, mailboxID, f, quoteWords(common, " OR "), n)
+		any, err := x.newestMatches(ctx, mailboxID, f, searchindex.QuoteWords(common, " OR "), n)
 		if err != nil {
 			return nil, err
 		}
 		cands = append(cands, any...)
 	}
 	return x.rankChunks(ctx, sc, cands, limit)
-}
-
-func quoteWords(words []string, op string) string {
-	q := make([]string, len(words))
-	for i, w := range words {
-		q[i] = `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
-	}
-	return strings.Join(q, op)
 }
 
 // fewMails tells whether one of the conditions of f that an index answers
@@ -154,23 +147,7 @@ func (x *Index) filterChunks(ctx context.Context, mailboxID string, f Filter, n 
 // chunkIDs runs q, which selects one integer column, and returns its
 // values in order.
 func (x *Index) chunkIDs(ctx context.Context, q string, args ...any) ([]int64, error) {
-	rows, err := x.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("mailindex: search words: %w", err)
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("mailindex: search words: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("mailindex: search words: %w", err)
-	}
-	return ids, nil
+	return searchindex.Int64s(ctx, x.db, "mailindex: search words", q, args...)
 }
 
 // newestMatches returns the IDs of the last-indexed n chunks matching the
@@ -210,33 +187,12 @@ func (x *Index) chunkTextsIn(ctx context.Context, ids []int64) (map[int64]string
 // chunkColumn runs q, which selects a chunk ID and a text for the chunk
 // IDs of its JSON list parameter, and maps one to the other.
 func (x *Index) chunkColumn(ctx context.Context, q string, ids []int64) (map[int64]string, error) {
-	out := map[int64]string{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	list, err := json.Marshal(ids)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := x.db.QueryContext(ctx, q, string(list))
-	if err != nil {
-		return nil, fmt.Errorf("mailindex: read chunks: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var v string
-		if err := rows.Scan(&id, &v); err != nil {
-			return nil, fmt.Errorf("mailindex: read chunks: %w", err)
-		}
-		out[id] = v
-	}
-	return out, rows.Err()
+	return searchindex.TextsByID(ctx, x.db, "mailindex: read chunks", q, ids)
 }
 
 // rankChunks scores the candidate chunks, keeps those holding a word of
 // the query and returns the best chunk of the best limit mails.
-func (x *Index) rankChunks(ctx context.Context, sc *wordScorer, ids []int64, limit int) ([]Hit, error) {
+func (x *Index) rankChunks(ctx context.Context, sc *searchindex.Scorer, ids []int64, limit int) ([]Hit, error) {
 	seenID := map[int64]bool{}
 	uniq := ids[:0:0]
 	for _, id := range ids {
@@ -260,7 +216,7 @@ func (x *Index) rankChunks(ctx context.Context, sc *wordScorer, ids []int64, lim
 		if !ok || !ok2 {
 			continue // removed meanwhile
 		}
-		if s := sc.score(t); s > 0 {
+		if s := sc.Score(t); s > 0 {
 			hits = append(hits, Hit{MailID: mail, ChunkID: id, Score: s})
 		}
 	}

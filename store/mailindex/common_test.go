@@ -3,6 +3,7 @@ package mailindex
 import (
 	"context"
 	"fmt"
+	"github.com/stewardhq/steward/store/searchindex"
 	"math"
 	"slices"
 	"strings"
@@ -37,7 +38,7 @@ func ftsScores(t *testing.T, x *Index, query string) map[int64]float64 {
 func commonIndex(t *testing.T) *Index {
 	t.Helper()
 	x := openTest(t)
-	x.commonMin = 60
+	x.words.CommonMin = 60
 	orderCorpus(t, x)
 	if err := x.RefreshWordStats(context.Background()); err != nil {
 		t.Fatal(err)
@@ -51,18 +52,18 @@ func TestCommonWordStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := st.docs["v0"]; !ok {
-		t.Fatalf("v0 is not common: %+v", st.docs)
+	if _, ok := st.Docs["v0"]; !ok {
+		t.Fatalf("v0 is not common: %+v", st.Docs)
 	}
-	if _, ok := st.docs["v150"]; ok {
+	if _, ok := st.Docs["v150"]; ok {
 		t.Fatal("v150 counted as common")
 	}
 	var docs int64
-	if err := x.db.QueryRow(`SELECT doc FROM chunks_vocab WHERE term = 'v0'`).Scan(&docs); err != nil || docs != st.docs["v0"] {
-		t.Fatalf("v0 held by %d chunks (%v), statistics say %d", docs, err, st.docs["v0"])
+	if err := x.db.QueryRow(`SELECT doc FROM chunks_vocab WHERE term = 'v0'`).Scan(&docs); err != nil || docs != st.Docs["v0"] {
+		t.Fatalf("v0 held by %d chunks (%v), statistics say %d", docs, err, st.Docs["v0"])
 	}
 	// Growing by more than a tenth counts anew.
-	before := st.maxChunk
+	before := st.MaxChunk
 	var more []Incoming
 	for i := range 80 {
 		more = append(more, incoming(uint32(10000+i), fmt.Sprint("new", i), "new", "s1", "me", "v0 v0 v1 fresh", day.Add(1000*time.Hour), Flags{}))
@@ -74,8 +75,8 @@ func TestCommonWordStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st2.maxChunk <= before || st2.docs["v0"] <= st.docs["v0"] {
-		t.Fatalf("statistics not counted anew after 80 new chunks: max chunk %d -> %d, v0 %d -> %d", before, st2.maxChunk, st.docs["v0"], st2.docs["v0"])
+	if st2.MaxChunk <= before || st2.Docs["v0"] <= st.Docs["v0"] {
+		t.Fatalf("statistics not counted anew after 80 new chunks: max chunk %d -> %d, v0 %d -> %d", before, st2.MaxChunk, st.Docs["v0"], st2.Docs["v0"])
 	}
 	// Another process's index sees the stored counts without recounting.
 	y, err := Open(context.Background(), strings.TrimPrefix(dbPath(t, x), "file:"))
@@ -83,8 +84,8 @@ func TestCommonWordStats(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer y.Close()
-	sy, err := y.loadStats(context.Background())
-	if err != nil || sy == nil || sy.maxChunk != st2.maxChunk || sy.docs["v0"] != st2.docs["v0"] {
+	sy, err := y.words.Load(context.Background())
+	if err != nil || sy == nil || sy.MaxChunk != st2.MaxChunk || sy.Docs["v0"] != st2.Docs["v0"] {
 		t.Fatalf("stored statistics %+v (%v), want those counted", sy, err)
 	}
 }
@@ -114,7 +115,7 @@ func scorerEqualsFTS5(t *testing.T, x *Index, queries ...string) {
 		t.Fatal(err)
 	}
 	for _, q := range queries {
-		sc, err := x.newScorer(ctx, st, queryWords(q))
+		sc, err := x.words.NewScorer(ctx, st, searchindex.QueryWords(q))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +132,7 @@ func scorerEqualsFTS5(t *testing.T, x *Index, queries ...string) {
 			t.Fatal(err)
 		}
 		for id, w := range want {
-			if got := sc.score(texts[id]); math.Abs(got-w) > 1e-9*math.Max(1, w) {
+			if got := sc.Score(texts[id]); math.Abs(got-w) > 1e-9*math.Max(1, w) {
 				t.Fatalf("%q chunk %d: Go score %v, FTS5 %v", q, id, got, w)
 			}
 		}
@@ -139,7 +140,7 @@ func scorerEqualsFTS5(t *testing.T, x *Index, queries ...string) {
 }
 
 func TestFoldWordAndQueryWords(t *testing.T) {
-	if got := queryWords("Crème BRÛLÉE, crème; naïve-café 42"); !slices.Equal(got, []string{"creme", "brulee", "naive", "cafe", "42"}) {
+	if got := searchindex.QueryWords("Crème BRÛLÉE, crème; naïve-café 42"); !slices.Equal(got, []string{"creme", "brulee", "naive", "cafe", "42"}) {
 		t.Fatalf("queryWords = %q", got)
 	}
 }
@@ -210,7 +211,7 @@ func TestCommonWordsOnlyRankNewestMatches(t *testing.T) {
 		}
 		fts := ftsScores(t, x, q)
 		// The candidates: the newest chunks holding every word.
-		newest, err := x.newestMatches(ctx, "mb", Filter{}, quoteWords(queryWords(q), " AND "), newestRanked)
+		newest, err := x.newestMatches(ctx, "mb", Filter{}, searchindex.QuoteWords(searchindex.QueryWords(q), " AND "), newestRanked)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,8 +245,8 @@ func TestRareAndCommonWordsRerank(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ q, rare string }{{"v0 v150", "v150"}, {"v1 v120 v2", "v120"}} {
-		for _, w := range queryWords(tc.q) {
-			if _, common := st.docs[w]; common == (w == tc.rare) {
+		for _, w := range searchindex.QueryWords(tc.q) {
+			if _, common := st.Docs[w]; common == (w == tc.rare) {
 				t.Fatalf("%q: word %s common=%v", tc.q, w, common)
 			}
 		}

@@ -7,13 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/ncruces/go-sqlite3/driver"
+	"github.com/stewardhq/steward/store/searchindex"
 )
 
 // ErrNotFound is returned when a mail is not in the index.
@@ -32,15 +30,13 @@ type Index struct {
 	// commonDocs is how many chunks must hold the words of a filtered
 	// word search before it considers ranking the filtered chunks alone.
 	commonDocs int
-	// commonMin is the least number of chunks holding a common word
-	// (tests lower it).
-	commonMin int
 	// fewMatches is how many matches of a filtered word search are ranked
 	// at once (tests lower it to force the other paths).
 	fewMatches int
 	// maxVectorChecks: see the constant (tests lower it).
 	maxVectorChecks int
-	stats           statsCache
+	// words keeps the word statistics (tests lower its CommonMin).
+	words *searchindex.Words
 }
 
 const schema = `
@@ -137,36 +133,10 @@ CREATE TABLE IF NOT EXISTS chunks(
 	seq INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_mail ON chunks(mail_id);
--- One vector per chunk, apart from the chunk so storing it does not
--- rewrite the chunk's row.
-CREATE TABLE IF NOT EXISTS embeddings(
-	chunk_id INTEGER PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
-	model TEXT NOT NULL,
-	dim INTEGER NOT NULL,
-	vector BLOB NOT NULL
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize='steward');
--- Per term, how many chunks hold it: tells a word search whether ranking
--- the whole table is cheap.
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, row);
-CREATE TRIGGER IF NOT EXISTS chunks_fts_delete AFTER DELETE ON chunks BEGIN
-	DELETE FROM chunks_fts WHERE rowid = old.id;
-END;
+` + searchindex.VectorSchema + searchindex.WordsSchema + `
 -- Sender and recipient texts by trigrams, so a sender or recipient
 -- filter of three or more characters is a lookup, not a scan (schema 2).
 CREATE VIRTUAL TABLE IF NOT EXISTS mails_people USING fts5(from_text, to_text, tokenize='trigram');
--- The common words and how many chunks hold each (see terms.go).
-CREATE TABLE IF NOT EXISTS term_stats(
-	term TEXT PRIMARY KEY,
-	docs INTEGER NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS term_stats_meta(
-	id INTEGER PRIMARY KEY CHECK (id = 1),
-	chunks INTEGER NOT NULL,
-	tokens INTEGER NOT NULL,
-	max_chunk INTEGER NOT NULL,
-	cut INTEGER NOT NULL
-);
 CREATE TABLE IF NOT EXISTS orphan_watch(
 	mailbox_id TEXT PRIMARY KEY
 );
@@ -179,20 +149,16 @@ CREATE TABLE IF NOT EXISTS signin(
 
 // Open opens (creating when needed) the index at path.
 func Open(ctx context.Context, path string) (*Index, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("mailindex: create directory: %w", err)
-	}
-	dsn := "file:" + filepath.ToSlash(path) +
-		"?_pragma=journal_mode(wal)&_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_pragma=synchronous(normal)"
-	db, err := driver.Open(dsn, registerFTS)
+	db, err := searchindex.Open(path, "mailindex")
 	if err != nil {
-		return nil, fmt.Errorf("mailindex: open %s: %w", path, err)
+		return nil, err
 	}
 	if err := migrate(ctx, db); err != nil {
 		db.Close()
 		return nil, err
 	}
-	return &Index{db: db, fewChunks: fewChunks, commonDocs: commonDocs, commonMin: commonMin, fewMatches: fewMatches, maxVectorChecks: maxVectorChecks}, nil
+	return &Index{db: db, fewChunks: fewChunks, commonDocs: commonDocs, fewMatches: fewMatches, maxVectorChecks: maxVectorChecks,
+		words: &searchindex.Words{DB: db, Name: "mailindex"}}, nil
 }
 
 // schemaVersion is the PRAGMA user_version of the current schema:
@@ -224,7 +190,7 @@ func retokenize(ctx context.Context, tx *sql.Tx) error {
 	}
 	for _, q := range []string{
 		`DROP TABLE IF EXISTS chunks_fts_new`,
-		`CREATE VIRTUAL TABLE chunks_fts_new USING fts5(text, tokenize='` + tokenizerName + `')`,
+		`CREATE VIRTUAL TABLE chunks_fts_new USING fts5(text, tokenize='` + searchindex.TokenizerName + `')`,
 		`INSERT INTO chunks_fts_new(rowid, text) SELECT rowid, text FROM chunks_fts`,
 		`DROP TABLE chunks_vocab`,
 		`DROP TRIGGER chunks_fts_delete`,
@@ -245,11 +211,11 @@ func retokenize(ctx context.Context, tx *sql.Tx) error {
 // addScopeColumns adds the folder columns of schema 4 to an older index.
 func addScopeColumns(ctx context.Context, tx *sql.Tx) error {
 	for _, col := range []string{"scope_since", "highest_modseq", "modseq_uid_validity"} {
-		var has int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('folders') WHERE name = ?`, col).Scan(&has); err != nil {
+		has, err := searchindex.HasColumn(ctx, tx, "folders", col)
+		if err != nil {
 			return err
 		}
-		if has == 0 {
+		if !has {
 			if _, err := tx.ExecContext(ctx, `ALTER TABLE folders ADD COLUMN `+col+` INTEGER NOT NULL DEFAULT 0`); err != nil {
 				return err
 			}
@@ -261,11 +227,11 @@ func addScopeColumns(ctx context.Context, tx *sql.Tx) error {
 // fillPeople adds the people_row column to an index of schema 1 or older
 // and fills mails_people from its mails.
 func fillPeople(ctx context.Context, tx *sql.Tx) error {
-	var has int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('mails') WHERE name = 'people_row'`).Scan(&has); err != nil {
+	has, err := searchindex.HasColumn(ctx, tx, "mails", "people_row")
+	if err != nil {
 		return err
 	}
-	if has == 0 {
+	if !has {
 		if _, err := tx.ExecContext(ctx, `ALTER TABLE mails ADD COLUMN people_row INTEGER NOT NULL DEFAULT 0`); err != nil {
 			return err
 		}
@@ -274,75 +240,29 @@ func fillPeople(ctx context.Context, tx *sql.Tx) error {
 		SELECT rowid, from_text, to_text FROM mails WHERE people_row = 0`); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE mails SET people_row = rowid WHERE people_row = 0`)
+	_, err = tx.ExecContext(ctx, `UPDATE mails SET people_row = rowid WHERE people_row = 0`)
 	return err
 }
 
 // migrate creates the schema and brings an index made by an older version
 // up to schemaVersion in one transaction.
 func migrate(ctx context.Context, db *sql.DB) error {
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("mailindex: open schema: %w", err)
-	}
-	defer conn.Close()
-	var version int
-	if err := conn.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
-		return fmt.Errorf("mailindex: read schema version: %w", err)
-	}
-	if version > schemaVersion {
-		return fmt.Errorf("mailindex: the index has schema version %d, newer than this program's %d: use a newer program", version, schemaVersion)
-	}
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("mailindex: create schema: %w", err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, schema); err != nil {
-		return fmt.Errorf("mailindex: create schema: %w", err)
-	}
-	if version < 1 {
-		if err := moveEmbeddings(ctx, tx); err != nil {
-			return fmt.Errorf("mailindex: migrate to schema 1: %w", err)
-		}
-	}
-	if version < 2 {
-		if err := fillPeople(ctx, tx); err != nil {
-			return fmt.Errorf("mailindex: migrate to schema 2: %w", err)
-		}
-	}
-	if version < 3 {
-		if err := retokenize(ctx, tx); err != nil {
-			return fmt.Errorf("mailindex: migrate to schema 3: %w", err)
-		}
-	}
-	if version < 4 {
-		if err := addScopeColumns(ctx, tx); err != nil {
-			return fmt.Errorf("mailindex: migrate to schema 4: %w", err)
-		}
-	}
-	if _, err := tx.ExecContext(ctx, schemaAfter); err != nil {
-		return fmt.Errorf("mailindex: create schema: %w", err)
-	}
-	if version != schemaVersion {
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
-			return fmt.Errorf("mailindex: set schema version: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("mailindex: create schema: %w", err)
-	}
-	return nil
+	return searchindex.Migrate(ctx, db, searchindex.Schema{
+		Name: "mailindex", Version: schemaVersion, Create: schema, After: schemaAfter,
+		Migrations: []searchindex.Migration{
+			{Version: 1, Up: moveEmbeddings}, {Version: 2, Up: fillPeople}, {Version: 3, Up: retokenize}, {Version: 4, Up: addScopeColumns},
+		},
+	})
 }
 
 // moveEmbeddings moves vectors of a version 0 index from the chunks'
 // rows into the embeddings table and drops the old columns.
 func moveEmbeddings(ctx context.Context, tx *sql.Tx) error {
-	var old int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('chunks') WHERE name = 'embedding'`).Scan(&old); err != nil {
+	old, err := searchindex.HasColumn(ctx, tx, "chunks", "embedding")
+	if err != nil {
 		return err
 	}
-	if old == 0 {
+	if !old {
 		return nil // created by this version
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO embeddings(chunk_id, model, dim, vector)
@@ -676,25 +596,22 @@ func (x *Index) AddBatch(ctx context.Context, mailboxID, path string, items []In
 	})
 }
 
-// stmtCache prepares each statement of a transaction once: a batch runs
-// the same few statements for every mail, and preparing them anew each
-// time cost a quarter of the indexing time.
+// stmtCache is a batch's transaction: its statements prepared once and
+// its rows of the FTS5 tables written at the end (see searchindex).
 type stmtCache struct {
-	tx    *sql.Tx
-	stmts map[string]*sql.Stmt
-	fts   ftsRows
+	*searchindex.StmtCache
+	tx  *sql.Tx
+	fts ftsRows
 }
 
-// ftsRows collects a batch's rows of the FTS5 tables. FTS5 writes what it
-// holds to disk at the start of every statement of the transaction, so
-// rows inserted one statement at a time each became a segment to merge
-// (half the indexing time); written by one statement per table at the
-// end of the batch, they become one.
+// ftsRows collects a batch's rows of the FTS5 tables (chunks_fts and
+// mails_people), written by one statement per table at the end.
 type ftsRows struct {
-	chunks     [][]any // chunk ID, text
-	people     [][]any // row, from_text, to_text
+	searchindex.FTSBatch
 	nextPerson int64
 }
+
+func (f *ftsRows) chunk(id int64, text string) { f.Add("chunks_fts", id, text) }
 
 // person reserves the mails_people row of a new mail.
 func (f *ftsRows) person(ctx context.Context, tx *stmtCache, from, to string) (int64, error) {
@@ -702,78 +619,27 @@ func (f *ftsRows) person(ctx context.Context, tx *stmtCache, from, to string) (i
 		if err := tx.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(rowid), 0) + 1 FROM mails_people`).Scan(&f.nextPerson); err != nil {
 			return 0, err
 		}
+		f.Columns("mails_people", "from_text", "to_text")
 	}
 	row := f.nextPerson
 	f.nextPerson++
-	f.people = append(f.people, []any{row, from, to})
+	f.Add("mails_people", row, from, to)
 	return row, nil
 }
 
 // flush writes the collected rows.
 func (f *ftsRows) flush(ctx context.Context, tx *sql.Tx) error {
-	for _, t := range []struct {
-		q    string
-		rows [][]any
-	}{
-		{`INSERT INTO chunks_fts(rowid, text) SELECT value->>0, value->>1 FROM json_each(?)`, f.chunks},
-		{`INSERT INTO mails_people(rowid, from_text, to_text) SELECT value->>0, value->>1, value->>2 FROM json_each(?)`, f.people},
-	} {
-		if len(t.rows) == 0 {
-			continue
-		}
-		b, err := json.Marshal(t.rows)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, t.q, string(b)); err != nil {
-			return fmt.Errorf("insert chunk text: %w", err)
-		}
+	if err := f.Flush(ctx, tx); err != nil {
+		return fmt.Errorf("insert chunk text: %w", err)
 	}
-	f.chunks, f.people = nil, nil
 	return nil
 }
 
 func newStmtCache(tx *sql.Tx) *stmtCache {
-	return &stmtCache{tx: tx, stmts: map[string]*sql.Stmt{}}
+	return &stmtCache{StmtCache: searchindex.NewStmtCache(tx), tx: tx}
 }
 
-func (c *stmtCache) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	if st, ok := c.stmts[query]; ok {
-		return st, nil
-	}
-	st, err := c.tx.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	c.stmts[query] = st
-	return st, nil
-}
-
-// ExecContext runs query as a statement prepared once per transaction.
-func (c *stmtCache) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	st, err := c.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.ExecContext(ctx, args...)
-}
-
-// QueryRowContext is ExecContext for a query of one row.
-func (c *stmtCache) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	st, err := c.stmt(ctx, query)
-	if err != nil {
-		// A Row carrying the error: QueryRowContext on the transaction
-		// prepares again and reports the same error at Scan.
-		return c.tx.QueryRowContext(ctx, query, args...)
-	}
-	return st.QueryRowContext(ctx, args...)
-}
-
-func (c *stmtCache) close() {
-	for _, st := range c.stmts {
-		st.Close()
-	}
-}
+func (c *stmtCache) close() { c.StmtCache.Close() }
 
 func insertMail(ctx context.Context, tx *stmtCache, mailboxID string, it Incoming) (string, error) {
 	m := it.Mail
@@ -830,7 +696,7 @@ func insertMail(ctx context.Context, tx *stmtCache, mailboxID string, it Incomin
 		if err != nil {
 			return "", fmt.Errorf("insert chunk: %w", err)
 		}
-		tx.fts.chunks = append(tx.fts.chunks, []any{cid, c})
+		tx.fts.chunk(cid, c)
 	}
 	return id, nil
 }

@@ -2,6 +2,7 @@ package mailindex
 
 import (
 	"context"
+	"github.com/stewardhq/steward/store/searchindex"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,14 +24,14 @@ const schemaV0Chunks = `CREATE TABLE chunks(
 // embedded with model "m", the second not.
 func writeV0(t *testing.T, path string) {
 	t.Helper()
-	db, err := driver.Open("file:"+filepath.ToSlash(path), registerFTS)
+	db, err := driver.Open("file:"+filepath.ToSlash(path), searchindex.RegisterFTS)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	start := strings.Index(schema, "CREATE TABLE IF NOT EXISTS chunks(")
 	end := strings.Index(schema, "CREATE INDEX IF NOT EXISTS chunks_mail")
-	emb := strings.Index(schema, "-- One vector per chunk")
+	emb := strings.Index(schema, "CREATE TABLE IF NOT EXISTS embeddings(")
 	embEnd := emb + strings.Index(schema[emb:], ");") + 2
 	if start < 0 || end < start || emb < end || embEnd < emb {
 		t.Fatal("schema layout changed; update writeV0")
@@ -45,7 +46,7 @@ func writeV0(t *testing.T, path string) {
 		v0 = strings.Replace(v0, line, "", 1)
 	}
 	// Before schema 3, chunks were tokenized by unicode61.
-	v0 = strings.Replace(v0, "tokenize='"+tokenizerName+"'", "tokenize='unicode61 remove_diacritics 2'", 1)
+	v0 = strings.Replace(v0, "tokenize='"+searchindex.TokenizerName+"'", "tokenize='unicode61 remove_diacritics 2'", 1)
 	ctx := context.Background()
 	for _, q := range []string{
 		v0,

@@ -3,6 +3,7 @@ package mailindex
 import (
 	"context"
 	"fmt"
+	"github.com/stewardhq/steward/store/searchindex"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -192,7 +193,7 @@ func TestWordDocs(t *testing.T) {
 		{"nothingsuch", 0},
 		{"", 0},
 	} {
-		got, err := x.wordDocs(ctx, tc.query)
+		got, err := x.words.Docs(ctx, searchindex.QueryWords(tc.query))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,19 +3,17 @@ package mailindex
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"sort"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/stewardhq/steward/store/searchindex"
 )
 
 // RRFK is the reciprocal rank fusion constant (Cormack et al., 2009).
-const RRFK = 60
+const RRFK = searchindex.RRFK
 
 // filterSQL returns the WHERE clause over mails m for f (after the mailbox
 // condition) and its arguments, for queries that go through many mails:
@@ -125,20 +123,7 @@ func likePattern(s string) string {
 // MatchQuery turns free text into an FTS5 query: every word quoted (so no
 // operator in the text is obeyed) and joined by OR, ranked by bm25. It is
 // empty when the text holds no word.
-func MatchQuery(text string) string {
-	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	seen := map[string]bool{}
-	var q []string
-	for _, w := range words {
-		w = strings.ToLower(w)
-		if seen[w] || len(q) >= 64 {
-			continue
-		}
-		seen[w] = true
-		q = append(q, `"`+w+`"`)
-	}
-	return strings.Join(q, " OR ")
-}
+func MatchQuery(text string) string { return searchindex.MatchQuery(text) }
 
 // SearchWords returns up to limit mails meeting f whose text matches
 // query by words, best first (bm25), each with its best chunk.
@@ -150,19 +135,12 @@ func (x *Index) SearchWords(ctx context.Context, mailboxID string, f Filter, que
 	if mq == "" || limit <= 0 {
 		return nil, nil
 	}
-	words := queryWords(query)
+	words := searchindex.QueryWords(query)
 	st, err := x.termStats(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var common, rare []string
-	for _, w := range words {
-		if _, ok := st.docs[w]; ok {
-			common = append(common, w)
-		} else {
-			rare = append(rare, w)
-		}
-	}
+	rare, common := st.Split(words)
 	if len(common) > 0 {
 		return x.searchCommon(ctx, mailboxID, f, st, words, rare, common, limit)
 	}
@@ -173,7 +151,7 @@ func (x *Index) SearchWords(ctx context.Context, mailboxID string, f Filter, que
 // bm25.
 func (x *Index) searchWordsExact(ctx context.Context, mailboxID string, f Filter, query, mq string, limit int) ([]Hit, error) {
 	if !f.isZero() {
-		docs, err := x.wordDocs(ctx, query)
+		docs, err := x.words.Docs(ctx, searchindex.QueryWords(query))
 		if err != nil {
 			return nil, err
 		}
@@ -227,25 +205,6 @@ const commonDocs = 2000
 // fewMatches is how many matches of a filtered word search are ranked
 // all at once, each checked against the filter.
 const fewMatches = 4000
-
-// wordDocs sums, from the FTS5 vocabulary, how many chunks hold each word
-// of query. It only chooses a plan: every plan gives the same answer.
-func (x *Index) wordDocs(ctx context.Context, query string) (int64, error) {
-	words := queryWords(query)
-	if len(words) == 0 {
-		return 0, nil
-	}
-	b, err := json.Marshal(words)
-	if err != nil {
-		return 0, err
-	}
-	var docs int64
-	if err := x.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(doc), 0) FROM chunks_vocab WHERE term IN (SELECT value FROM json_each(?))`,
-		string(b)).Scan(&docs); err != nil {
-		return 0, fmt.Errorf("mailindex: search words: %w", err)
-	}
-	return docs, nil
-}
 
 // wordsInFew answers when the mails of the mailbox meeting f hold fewer
 // than fewChunks chunks (ok is false otherwise): one pass over the words'
@@ -404,41 +363,14 @@ func (x *Index) searchWordsExhaustive(ctx context.Context, mailboxID string, f F
 }
 
 // EncodeVector writes a vector as a little-endian float32 blob.
-func EncodeVector(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
-}
+func EncodeVector(v []float32) []byte { return searchindex.EncodeVector(v) }
 
 // DecodeVector reads a little-endian float32 blob.
-func DecodeVector(b []byte) []float32 {
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
-}
+func DecodeVector(b []byte) []float32 { return searchindex.DecodeVector(b) }
 
 // Cosine is the cosine similarity of two vectors of equal length; 0 when
 // either is zero.
-func Cosine(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		dot += x * y
-		na += x * x
-		nb += y * y
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / (math.Sqrt(na) * math.Sqrt(nb))
-}
+func Cosine(a, b []float32) float64 { return searchindex.Cosine(a, b) }
 
 // BestPerMail keeps the first (best) chunk of each mail, in order.
 func BestPerMail(hits []Hit) []Hit {
@@ -459,38 +391,20 @@ func BestPerMail(hits []Hit) []Hit {
 // best chunk per mail), and keeps the chunk of the earliest list that has
 // it. Ties keep the order of the earlier list, so the first list wins.
 func Fuse(lists ...[]Hit) []Hit {
-	type acc struct {
-		hit   Hit
-		score float64
-		order int
-	}
-	byMail := map[string]*acc{}
-	order := 0
-	for _, l := range lists {
-		for i, h := range BestPerMail(l) {
-			a, ok := byMail[h.MailID]
-			if !ok {
-				a = &acc{hit: h, order: order}
-				order++
-				byMail[h.MailID] = a
-			}
-			a.score += 1.0 / float64(RRFK+i+1)
+	best := make([][]Hit, len(lists))
+	keys := make([][]string, len(lists))
+	for i, l := range lists {
+		best[i] = BestPerMail(l)
+		keys[i] = make([]string, len(best[i]))
+		for j, h := range best[i] {
+			keys[i][j] = h.MailID
 		}
 	}
-	out := make([]*acc, 0, len(byMail))
-	for _, a := range byMail {
-		out = append(out, a)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].score != out[j].score {
-			return out[i].score > out[j].score
-		}
-		return out[i].order < out[j].order
-	})
-	hits := make([]Hit, len(out))
-	for i, a := range out {
-		hits[i] = a.hit
-		hits[i].Score = a.score
+	fused := searchindex.Fuse(keys...)
+	hits := make([]Hit, len(fused))
+	for i, f := range fused {
+		hits[i] = best[f.List][f.Rank]
+		hits[i].Score = f.Score
 	}
 	return hits
 }

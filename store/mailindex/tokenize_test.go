@@ -2,46 +2,12 @@ package mailindex
 
 import (
 	"context"
-	"fmt"
+	"github.com/stewardhq/steward/store/searchindex"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 )
-
-func tokens(text string, query bool) []string {
-	var out []string
-	_ = tokenize(text, query, func(tok string, start, end int, colocated bool) error {
-		mark := ""
-		if colocated {
-			mark = "+"
-		}
-		out = append(out, mark+tok+fmt.Sprintf("@%d", start))
-		return nil
-	})
-	return out
-}
-
-func TestTokenize(t *testing.T) {
-	for _, tc := range []struct {
-		text  string
-		query bool
-		want  []string
-	}{
-		{"Crème BRÛLÉE, naïve-café 42", false, []string{"creme@0", "brulee@7", "naive@17", "cafe@24", "42@30"}},
-		{"東京都に", false, []string{"東@0", "+東京@0", "京@3", "+京都@3", "都@6", "+都に@6", "に@9"}},
-		{"東京都に", true, []string{"東京@0", "京都@3", "都に@6"}},
-		{"会", true, []string{"会@0"}},
-		{"会", false, []string{"会@0"}},
-		{"Tokyo東京2026", false, []string{"tokyo@0", "東@5", "+東京@5", "京@8", "2026@11"}},
-		{"서울에서 회의", true, []string{"서울@0", "울에@3", "에서@6", "회의@13"}},
-		{"コーヒー", true, []string{"コー@0", "ーヒ@3", "ヒー@6"}},
-	} {
-		if got := tokens(tc.text, tc.query); !slices.Equal(got, tc.want) {
-			t.Errorf("tokenize(%q, query=%v) = %q, want %q", tc.text, tc.query, got, tc.want)
-		}
-	}
-}
 
 func TestSearchCJKWords(t *testing.T) {
 	x := openTest(t)
@@ -104,7 +70,7 @@ func TestSearchCJKWords(t *testing.T) {
 	// The Go scorer agrees with FTS5's bm25 on CJK text too.
 	scorerEqualsFTS5(t, x, "会議", "회의", "cafe")
 	var def string
-	if err := x.db.QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'`).Scan(&def); err != nil || !strings.Contains(def, tokenizerName) {
-		t.Fatalf("chunks_fts is %q (%v), want the %s tokenizer", def, err, tokenizerName)
+	if err := x.db.QueryRow(`SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'`).Scan(&def); err != nil || !strings.Contains(def, searchindex.TokenizerName) {
+		t.Fatalf("chunks_fts is %q (%v), want the %s tokenizer", def, err, searchindex.TokenizerName)
 	}
 }

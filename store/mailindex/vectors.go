@@ -3,13 +3,12 @@ package mailindex
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
-	"sort"
 	"sync"
+
+	"github.com/stewardhq/steward/store/searchindex"
 )
 
 // vectorCache keeps a mailbox's embeddings in memory, normalized, so a
@@ -55,10 +54,7 @@ func (x *Index) vectorSet(ctx context.Context, mailboxID, model string, dim int)
 	}
 	defer rows.Close()
 	s := &vectorSet{gen: gen, dim: dim}
-	// The vectors are gathered in blocks and joined once at the end:
-	// growing one slice of 100 MB copied it again and again.
-	const block = 4096
-	var blocks [][]float32
+	m := searchindex.NewMatrix(dim)
 	for rows.Next() {
 		var id int64
 		var mail string
@@ -67,24 +63,14 @@ func (x *Index) vectorSet(ctx context.Context, mailboxID, model string, dim int)
 		if err := rows.Scan(&id, &mail, &blob); err != nil {
 			return nil, fmt.Errorf("mailindex: load vectors: %w", err)
 		}
-		if len(blob) != 4*dim || !inBox[mail] {
+		if !inBox[mail] || !m.AppendBlob(blob) {
 			continue
 		}
-		if len(blocks) == 0 || len(blocks[len(blocks)-1]) == block*dim {
-			blocks = append(blocks, make([]float32, 0, block*dim))
-		}
-		last := &blocks[len(blocks)-1]
-		at := len(*last)
-		*last = (*last)[:at+dim]
-		v := (*last)[at:]
-		for i := range v {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(blob[4*i:]))
-		}
-		normalize(v)
 		s.chunks = append(s.chunks, id)
 		s.mails = append(s.mails, mail)
 	}
-	s.data = slices.Concat(blocks...)
+	m.Done()
+	s.data = m.Data
 	ordOf := map[string]int32{}
 	s.ord = make([]int32, len(s.mails))
 	for i, m := range s.mails {
@@ -112,20 +98,6 @@ func (x *Index) vectorSet(ctx context.Context, mailboxID, model string, dim int)
 	return s, nil
 }
 
-func normalize(v []float32) {
-	var n float64
-	for _, f := range v {
-		n += float64(f) * float64(f)
-	}
-	if n == 0 {
-		return
-	}
-	inv := float32(1 / math.Sqrt(n))
-	for i := range v {
-		v[i] *= inv
-	}
-}
-
 // isZero reports whether f filters nothing.
 func (f Filter) isZero() bool {
 	return f.Folder == "" && f.SpecialUse == "" && f.From == "" && f.To == "" && f.After.IsZero() && f.Before.IsZero() &&
@@ -141,23 +113,7 @@ func (x *Index) matchingMails(ctx context.Context, mailboxID string, f Filter) (
 // idSet runs q, which selects one text column, and returns its values as
 // a set; what names the step in an error.
 func (x *Index) idSet(ctx context.Context, what, q string, args ...any) (map[string]bool, error) {
-	rows, err := x.db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("mailindex: %s: %w", what, err)
-	}
-	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("mailindex: %s: %w", what, err)
-		}
-		out[id] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("mailindex: %s: %w", what, err)
-	}
-	return out, nil
+	return searchindex.IDSet(ctx, x.db, "mailindex: "+what, q, args...)
 }
 
 // SearchVector returns up to limit mails meeting f closest to vec by exact
@@ -184,7 +140,7 @@ func (x *Index) SearchVector(ctx context.Context, mailboxID string, f Filter, mo
 		}
 	}
 	q := append([]float32(nil), vec...)
-	normalize(q)
+	searchindex.Normalize(q)
 	// Each mail's best chunk.
 	best := make([]float32, len(set.ids))
 	bestChunk := make([]int32, len(set.ids))
@@ -195,7 +151,7 @@ func (x *Index) SearchVector(ctx context.Context, mailboxID string, f Filter, mo
 		if eligible != nil && !eligible[set.ids[o]] {
 			continue
 		}
-		d := dot(q, set.data[i*set.dim:(i+1)*set.dim])
+		d := searchindex.Dot(q, set.data[i*set.dim:(i+1)*set.dim])
 		if d > best[o] || d == best[o] && set.chunks[i] < set.chunks[bestChunk[o]] {
 			best[o], bestChunk[o] = d, int32(i)
 		}
@@ -245,23 +201,6 @@ func (x *Index) SearchVector(ctx context.Context, mailboxID string, f Filter, mo
 // mails meeting the filter instead.
 const maxVectorChecks = 16384
 
-// dot is the dot product of two vectors of equal length.
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
-}
-
 // meeting appends to out, in order, the hits of top[*checked:] whose mail
 // meets f and has a location, until out holds limit; *checked advances
 // past the hits looked at.
@@ -304,43 +243,4 @@ func hitBefore(a, b Hit) bool {
 
 // topHits returns the first k hits in hitBefore order, sorted, without
 // sorting all of them; it reorders hits.
-func topHits(hits []Hit, k int) []Hit {
-	if k <= 0 {
-		return nil
-	}
-	if len(hits) <= k {
-		sort.Slice(hits, func(i, j int) bool { return hitBefore(hits[i], hits[j]) })
-		return hits
-	}
-	// hits[:k] is a heap whose root is the worst of the best k so far.
-	top := hits[:k]
-	worse := func(i, j int) bool { return hitBefore(top[j], top[i]) }
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= k {
-				return
-			}
-			w := l
-			if r := l + 1; r < k && worse(r, l) {
-				w = r
-			}
-			if !worse(w, i) {
-				return
-			}
-			top[i], top[w] = top[w], top[i]
-			i = w
-		}
-	}
-	for i := k/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	for _, h := range hits[k:] {
-		if hitBefore(h, top[0]) {
-			top[0] = h
-			down(0)
-		}
-	}
-	sort.Slice(top, func(i, j int) bool { return hitBefore(top[i], top[j]) })
-	return top
-}
+func topHits(hits []Hit, k int) []Hit { return searchindex.TopK(hits, k, hitBefore) }

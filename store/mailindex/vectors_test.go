@@ -1,6 +1,7 @@
 package mailindex
 
 import (
+	"github.com/stewardhq/steward/store/searchindex"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -93,7 +94,7 @@ func bruteVector(t *testing.T, x *Index, f Filter, model string, q []float32, li
 	}
 	defer rows.Close()
 	qn := slices.Clone(q)
-	normalize(qn)
+	searchindex.Normalize(qn)
 	best := map[string]Hit{}
 	for rows.Next() {
 		var id int64
@@ -106,8 +107,8 @@ func bruteVector(t *testing.T, x *Index, f Filter, model string, q []float32, li
 			continue
 		}
 		v := DecodeVector(blob)
-		normalize(v)
-		h := Hit{MailID: mail, ChunkID: id, Score: float64(dot(qn, v))}
+		searchindex.Normalize(v)
+		h := Hit{MailID: mail, ChunkID: id, Score: float64(searchindex.Dot(qn, v))}
 		if b, ok := best[mail]; !ok || hitBefore(h, b) {
 			best[mail] = h
 		}
