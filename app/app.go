@@ -45,6 +45,10 @@ type Options struct {
 	// ENC:v1 value gives), so that output and the chat store can be
 	// redacted; nil keeps a set of the App's own.
 	Secrets *redact.Set
+	// PluginIsolation runs each configuration plugin in a child process
+	// that can be stopped at any point (see config.ChildProcess); nil runs
+	// plugins in this process.
+	PluginIsolation *config.ChildProcess
 	// SkipMCPServers leaves the configured MCP servers unstarted and their
 	// tools out of the registry, for commands that offer no tools.
 	SkipMCPServers bool
@@ -120,7 +124,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	}
 	// The configuration comes first: tools such as the mail tools are
 	// built from it. Tool setting keys are checked once the tools exist.
-	a.Org, err = config.Load(ctx, a.ConfigDir, config.Options{Getenv: a.getenv})
+	a.Org, err = config.Load(ctx, a.ConfigDir, config.Options{Getenv: a.getenv, Isolation: opts.PluginIsolation})
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +132,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.Org.Problems = append(a.Org.Problems, a.User.SecurityProblems(config.UserSettingsPath(a.ConfigDir))...)
 	a.learnOrgSecrets()
 	a.Secrets = learningStore{s: &lazyStore{dir: a.ConfigDir}, set: a.Redact}
 	a.Policy = a.buildPolicy()
@@ -153,6 +158,21 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Logger:        a.Logger,
 	}, a.Tools, a.collections())
 	return a, nil
+}
+
+// Notices are the configuration problems every command reports, one line
+// each: plugins that were not loaded, security settings that could not be
+// read and count as their strictest value, and local definitions refused
+// because an organization plugin defines the same ID. The other problems
+// are listed by `steward config check`.
+func (a *App) Notices() []string {
+	var out []string
+	for _, p := range a.Org.Problems {
+		if p.Always() {
+			out = append(out, p.String())
+		}
+	}
+	return out
 }
 
 // checkToolSettingKeys reports tool settings of plugins that name no tool
@@ -211,9 +231,12 @@ func (a *App) buildPolicy() settings.Policy {
 		}
 	}
 	for id, lv := range a.User.MinimumConfidence {
-		if c, err := policy.ParseConfidence(lv); err == nil {
-			p.Confidence.User[id] = policy.Max(p.Confidence.User[id], c)
+		c, err := policy.ParseConfidence(lv)
+		if err != nil {
+			// Unreadable counts as the strictest (reported by Notices).
+			c = policy.High
 		}
+		p.Confidence.User[id] = policy.Max(p.Confidence.User[id], c)
 	}
 	return p
 }
@@ -347,6 +370,11 @@ func (l learningStore) Set(service, key, value string) error {
 
 func (l learningStore) Delete(service, key string) error { return l.s.Delete(service, key) }
 func (l learningStore) Where() string                    { return l.s.Where() }
+
+// Locate names where the store keeps a secret, without reading it.
+func (l learningStore) Locate(service, key string) (string, error) {
+	return config.LocateSecret(l.s, service, key)
+}
 
 // StorePath is the chat database.
 func (a *App) StorePath() string { return filepath.Join(a.DataDir, "steward.db") }

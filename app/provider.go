@@ -68,7 +68,7 @@ type ResolvedProvider struct {
 	// configuration; the adapters never let them override their own.
 	Extra map[string]any
 	// From says where Steward found it: "flag", "settings", "organization",
-	// "environment" or "local".
+	// "environment", "keys" (stored with `steward keys set`) or "local".
 	From string
 }
 
@@ -119,6 +119,9 @@ func (a *App) ResolveProvider(ctx context.Context, f ProviderFlags) (*ResolvedPr
 		if p, ok := llm.FromEnvironment(a.getenv); ok {
 			rp = a.fromKind(llm.Kind(p.Kind), model, "", p.APIKey)
 			rp.From = "environment"
+		} else if k, key, ok := a.storedKindKey(); ok {
+			rp = a.fromKind(k, model, "", key)
+			rp.From = "keys"
 		} else if a.ollamaAnswers(ctx) {
 			rp = a.fromKind(llm.KindOllama, model, "", "")
 			rp.From = "local"
@@ -219,7 +222,7 @@ func (a *App) providerByName(name, model, baseURL string) (*ResolvedProvider, er
 			if !ok {
 				return nil, fmt.Errorf("provider %q has kind %q, which Steward does not know: use one of %s", up.ID, up.Kind, kindList())
 			}
-			key, _, _ := a.Secrets.Get("provider::"+up.ID, "api_key")
+			key := a.storedKey(up.ID)
 			if key == "" {
 				key = a.keyFromEnv(k)
 			}
@@ -287,7 +290,14 @@ func (a *App) fromKind(k llm.Kind, model, baseURL, key string) *ResolvedProvider
 	return &ResolvedProvider{Provider: p, Title: info.Title + " (" + model + ")", SchemeName: info.Scheme}
 }
 
-func (a *App) keyFromEnv(k llm.Kind) string { return k.APIKeyFrom(a.getenv) }
+// keyFromEnv finds a kind's key in the environment, then among the keys
+// stored with `steward keys set`.
+func (a *App) keyFromEnv(k llm.Kind) string {
+	if v := k.APIKeyFrom(a.getenv); v != "" {
+		return v
+	}
+	return a.storedKey(string(k))
+}
 
 // ollamaAnswers probes a local Ollama on its default loopback address.
 func (a *App) ollamaAnswers(ctx context.Context) bool {

@@ -24,7 +24,7 @@ func openApp(cmd *cobra.Command, e env) (*app.App, error) {
 	if debug || e.getenv("STEWARD_DEBUG") != "" {
 		logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	opts := app.Options{ConfigDir: cfgDir, DataDir: dataDir, Getenv: e.getenv, Logger: logger, Secrets: e.secrets, SkipMCPServers: !offersTools(cmd),
+	opts := app.Options{ConfigDir: cfgDir, DataDir: dataDir, Getenv: e.getenv, Logger: logger, Secrets: e.secrets, PluginIsolation: e.plugins, SkipMCPServers: !offersTools(cmd),
 		OnRetry: func(n llm.RetryNotice) { fmt.Fprintf(e.stderr, "steward: %s\n", n) }}
 	if e.tweak != nil {
 		e.tweak(&opts)
@@ -32,6 +32,13 @@ func openApp(cmd *cobra.Command, e env) (*app.App, error) {
 	a, err := app.Open(cmd.Context(), opts)
 	if err != nil {
 		return nil, err
+	}
+	// Every command says which plugins it skipped and which security
+	// settings it counts as strictest; `config check` lists them itself.
+	if cmd.CommandPath() != "steward config check" {
+		for _, n := range a.Notices() {
+			fmt.Fprintf(e.stderr, "steward: configuration: %s\n", n)
+		}
 	}
 	if !opts.SkipMCPServers {
 		e.started.add(a)

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stewardhq/steward/app"
+	"github.com/stewardhq/steward/config"
 	"github.com/stewardhq/steward/redact"
 )
 
@@ -62,6 +63,9 @@ type env struct {
 	// interrupts, when not nil, routes Ctrl-C: while handle is set it calls
 	// it instead of ending the command (chat stops the answer only).
 	interrupts *interrupts
+	// plugins runs configuration plugins in a child process; nil runs them
+	// in this process (in-process tests).
+	plugins *config.ChildProcess
 	// started holds the apps that started MCP servers, stopped when the
 	// command ends; run sets it.
 	started *startedApps
@@ -101,6 +105,10 @@ func (i *interrupts) take() bool {
 }
 
 func main() {
+	if config.IsChild() {
+		// Started by ourselves to run one configuration plugin.
+		os.Exit(config.ServeChild(os.Stdin, os.Stdout))
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	intr := &interrupts{}
 	sigs := make(chan os.Signal, 1)
@@ -139,6 +147,9 @@ func main() {
 	}
 	e := env{stdin: os.Stdin, stdout: rout, stderr: rerr, rawStderr: os.Stderr, getenv: os.Getenv, secrets: secrets, flush: flush,
 		stdinPiped: isPipe(os.Stdin), stdinTerminal: isTerminal(os.Stdin), interrupts: intr, tweak: testNetwork(os.Getenv)}
+	if exe, err := os.Executable(); err == nil {
+		e.plugins = &config.ChildProcess{Executable: exe}
+	}
 	code := run(ctx, os.Args[1:], e)
 	flush()
 	signal.Stop(sigs)
@@ -228,6 +239,7 @@ that keep each piece of data where your organization allows it.`,
 	for _, c := range extraCommands(e) {
 		root.AddCommand(c)
 	}
+	addConfigCommands(root, e)
 	refuseUnknownSubcommands(root)
 	return root
 }
