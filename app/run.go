@@ -30,6 +30,9 @@ type Turn struct {
 	Selected []string
 	// NoTools sends the request without tools.
 	NoTools bool
+	// OnOffer, when not nil, hears which tools are offered and which are
+	// not (with the reason), before the request is sent.
+	OnOffer func(offered []tool.Offered, blocked []registry.Block)
 }
 
 // TurnResult is what answering a turn came to.
@@ -77,6 +80,9 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 	if err := CheckProviderAllowed(t, p); err != nil {
 		return nil, err
 	}
+	if err := CheckKey(p); err != nil {
+		return nil, err
+	}
 	t.AddMessage(chat.Message{Role: chat.RoleUser, Text: turn.Text, Documents: turn.Documents, Time: time.Now().UTC()})
 	if t.Title == "" {
 		t.Title = titleFrom(turn.Text)
@@ -85,6 +91,10 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 	if !turn.NoTools {
 		res.Offered, res.Blocked = a.Registry.Runnable(ctx, a.RunnableRequest(t, p, turn.Selected))
 	}
+	// What the filter removed from an attachment is told first, then after
+	// each tool call what it removed from that call's content.
+	sink = filterSink{a: a, next: sink}
+	sink.(filterSink).drain()
 	base := t.SystemPrompt
 	res.Retrieval = a.retrieve(ctx, t, p, turn, res.Offered)
 	var passageSources []tool.Source
@@ -104,6 +114,9 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 			res.Offered, res.Blocked = a.Registry.Runnable(ctx, a.RunnableRequest(t, p, turn.Selected))
 		}
 	}
+	if turn.OnOffer != nil {
+		turn.OnOffer(res.Offered, res.Blocked)
+	}
 	system := a.withInstructions(base, res.Offered)
 	t.SetLastSystemPrompt(system)
 	req := llm.Request{Model: p.Model, System: system, Extra: p.Extra, Tools: loop.ToolSpecs(res.Offered)}
@@ -114,7 +127,7 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 		}
 		req.Messages = append(req.Messages, llm.Message{Role: llm.Role(m.Role), Text: text})
 	}
-	adapter, err := NewAdapter(p.Provider, req, a.HTTPClient)
+	adapter, err := newAdapter(p.Provider, req, &llm.Transport{Client: a.HTTPClient, OnRetry: a.onRetry})
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +163,9 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 	// The answer is stored even when the run failed part-way, so that what
 	// the user saw is not lost; a failure without any text adds nothing.
 	if strings.TrimSpace(result.Text) != "" || len(result.Traces) > 0 {
-		msg := chat.Message{Role: chat.RoleAssistant, Text: result.Text, Time: time.Now().UTC()}
+		// An answer that did not end as the model meant it to is kept as
+		// what arrived, and marked so.
+		msg := chat.Message{Role: chat.RoleAssistant, Text: result.Text, Time: time.Now().UTC(), Incomplete: runErr != nil}
 		for _, tr := range result.Traces {
 			msg.Traces = append(msg.Traces, tr.Stored())
 		}
@@ -178,6 +193,53 @@ func (a *App) withInstructions(base string, offered []tool.Offered) string {
 		system = strings.TrimSpace(system) + "\n\n" + instr
 	}
 	return system
+}
+
+// filterSink passes the loop's events on and, after each trace, an
+// EventFilter for what the filter reported during that call.
+type filterSink struct {
+	a    *App
+	next loop.Sink
+}
+
+func (f filterSink) Emit(e loop.Event) {
+	if f.next == nil {
+		return
+	}
+	f.next.Emit(e)
+	if e.Type == loop.EventTrace {
+		f.drain()
+	}
+}
+
+func (f filterSink) drain() {
+	if f.next == nil {
+		return
+	}
+	for _, r := range f.a.TakeFilterReports() {
+		if ev, ok := FilterEvent(r); ok {
+			f.next.Emit(ev)
+		}
+	}
+}
+
+// FilterEvent turns a filter report into an EventFilter; ok is false when
+// the report holds neither findings nor a warning.
+func FilterEvent(r guard.Report) (loop.Event, bool) {
+	fr := &loop.FilterReport{Sources: []loop.FilteredSource{}, Warning: r.Warning}
+	for _, s := range r.Sources {
+		fs := loop.FilteredSource{Kind: s.Source.Kind.String(), Label: s.Source.Label, Fields: append([]string{}, s.Fields...), Findings: []loop.FilterFinding{}}
+		for _, fd := range s.Findings {
+			fs.Findings = append(fs.Findings, loop.FilterFinding{Rule: fd.Rule, Category: string(fd.Category)})
+		}
+		if len(fs.Findings) > 0 {
+			fr.Sources = append(fr.Sources, fs)
+		}
+	}
+	if len(fr.Sources) == 0 && fr.Warning == "" {
+		return loop.Event{}, false
+	}
+	return loop.Event{Type: loop.EventFilter, Filter: fr}, true
 }
 
 func (a *App) mailboxName(id string) (string, bool) {
@@ -238,13 +300,13 @@ func ToStored(t *chat.Thread, p *ResolvedProvider) *store.Chat {
 		c.DataSources = &store.DataSourceOptions{Disabled: o.Disabled, Automatic: o.Automatic, Selected: o.Selected, Retrieval: o.Retrieval}
 	}
 	if p != nil {
-		c.Provider, c.Model = p.ID, p.Model
+		c.Provider, c.Model, c.BaseURL = p.ID, p.Model, p.BaseURL
 		if c.Provider == "" {
 			c.Provider = p.Kind
 		}
 	}
 	for _, m := range t.History() {
-		sm := store.Message{Role: string(m.Role), Text: m.Text, Hidden: m.Hidden, Created: m.Time}
+		sm := store.Message{Role: string(m.Role), Text: m.Text, Hidden: m.Hidden, Created: m.Time, Incomplete: m.Incomplete}
 		for _, d := range m.Documents {
 			sm.Documents = append(sm.Documents, store.Document{Name: d.Name, Text: d.Text})
 		}
@@ -269,7 +331,7 @@ func FromStored(c *store.Chat) *chat.Thread {
 		t.SetDataSources(chat.DataSourceOptions{Set: true, Disabled: o.Disabled, Automatic: o.Automatic, Selected: o.Selected, Retrieval: o.Retrieval})
 	}
 	for _, m := range c.Messages {
-		cm := chat.Message{Role: chat.Role(m.Role), Text: m.Text, Hidden: m.Hidden, Time: m.Created}
+		cm := chat.Message{Role: chat.Role(m.Role), Text: m.Text, Hidden: m.Hidden, Time: m.Created, Incomplete: m.Incomplete}
 		for _, d := range m.Documents {
 			cm.Documents = append(cm.Documents, chat.Document{Name: d.Name, Text: d.Text})
 		}

@@ -298,7 +298,10 @@ func TestLoopbackStreamDiesMidway(t *testing.T) {
 	}{
 		{"first round", []reply{{events: []string{ccText("Half an ans")}, die: true}}},
 		{"after a call", []reply{callsReply([3]string{"c1", "echo", `{}`}), {events: []string{ccText("Half")}, die: true}}},
-		{"mid tool call", []reply{{events: []string{ccCall(0, "c1", "echo", `{"q":`)}, die: true}}},
+		// Nothing was shown, so the round is asked again, up to the
+		// transport's four tries, and each try dies the same way.
+		{"mid tool call", []reply{{events: []string{ccCall(0, "c1", "echo", `{"q":`)}, die: true}, {events: []string{ccCall(0, "c1", "echo", `{"q":`)}, die: true},
+			{events: []string{ccCall(0, "c1", "echo", `{"q":`)}, die: true}, {events: []string{ccCall(0, "c1", "echo", `{"q":`)}, die: true}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

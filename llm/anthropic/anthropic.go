@@ -235,33 +235,35 @@ func (a *adapter) Round(ctx context.Context, opts llm.RoundOptions, onText func(
 	if err := a.flush(); err != nil {
 		return nil, fmt.Errorf("writing the tool results: %w", err)
 	}
-	res, err := llm.PostRound(ctx, a.tr, llm.RoundIO[*result]{
-		API:    "Messages",
-		URL:    a.p.BaseURL + "messages",
-		Header: a.header(),
-		Idle:   a.opts.idle(),
-		Build:  func() ([]byte, error) { return a.buildBody(opts) },
-		Retry: func(err error, body []byte) bool {
-			if a.noStrict || !rejectsStrict(err, body) {
-				return false
-			}
-			// An older model refuses strict tools: ask again without
-			// strict mode, for the whole run. The schemas are the same
-			// either way.
-			a.opts.Logger.Warn("the model refuses strict tools; asking without strict mode", "model", a.model())
-			a.noStrict = true
-			return true
-		},
-		Whole: func(r io.Reader) (*result, error) {
-			// A host which ignores stream:true answers with the whole
-			// message.
-			res, err := decodeWhole(r)
-			if err == nil && res.text.Len() > 0 {
-				onText(res.text.String())
-			}
-			return res, err
-		},
-		Stream: func(r io.Reader) (*result, error) { return parseStream(r, onText) },
+	res, err := llm.RetryEarlyEnd(ctx, a.tr, onText, func(onText func(string)) (*result, error) {
+		return llm.PostRound(ctx, a.tr, llm.RoundIO[*result]{
+			API:    "Messages",
+			URL:    a.p.BaseURL + "messages",
+			Header: a.header(),
+			Idle:   a.opts.idle(),
+			Build:  func() ([]byte, error) { return a.buildBody(opts) },
+			Retry: func(err error, body []byte) bool {
+				if a.noStrict || !rejectsStrict(err, body) {
+					return false
+				}
+				// An older model refuses strict tools: ask again without
+				// strict mode, for the whole run. The schemas are the same
+				// either way.
+				a.opts.Logger.Warn("the model refuses strict tools; asking without strict mode", "model", a.model())
+				a.noStrict = true
+				return true
+			},
+			Whole: func(r io.Reader) (*result, error) {
+				// A host which ignores stream:true answers with the whole
+				// message.
+				res, err := decodeWhole(r)
+				if err == nil && res.text.Len() > 0 {
+					onText(res.text.String())
+				}
+				return res, err
+			},
+			Stream: func(r io.Reader) (*result, error) { return parseStream(r, onText) },
+		})
 	})
 	if err != nil {
 		return nil, err

@@ -284,8 +284,15 @@ func mustMarshal(v any) json.RawMessage {
 
 var errIdle = errors.New("idle stream")
 
-// Round sends one request and streams the answer.
+// Round sends one request and streams the answer. A stream that ended
+// early before any text was shown is asked for again.
 func (a *Adapter) Round(ctx context.Context, opts llm.RoundOptions, onText func(string)) (*llm.Round, error) {
+	return llm.RetryEarlyEnd(ctx, a.tr, onText, func(onText func(string)) (*llm.Round, error) {
+		return a.round(ctx, opts, onText)
+	})
+}
+
+func (a *Adapter) round(ctx context.Context, opts llm.RoundOptions, onText func(string)) (*llm.Round, error) {
 	a.last = nil
 	body, err := a.BuildBody(opts)
 	if err != nil {
