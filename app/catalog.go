@@ -7,6 +7,7 @@ import (
 	"github.com/stewardhq/steward/chat"
 	"github.com/stewardhq/steward/llm"
 	"github.com/stewardhq/steward/registry"
+	"github.com/stewardhq/steward/tool"
 )
 
 // ProviderChoice is one provider a surface can offer, with its confidence
@@ -25,6 +26,9 @@ type ProviderChoice struct {
 	// From says who configured it: "organization (plugin)", "your
 	// settings" or "built in".
 	From string `json:"configured_by"`
+	// NotSelfHosted says why a server of a self-hosted kind gets the
+	// confidence of a cloud provider.
+	NotSelfHosted string `json:"not_self_hosted_because,omitempty"`
 }
 
 // ProviderChoices lists the organization's providers, the user's and the
@@ -40,7 +44,7 @@ func (a *App) ProviderChoices(ctx context.Context) ([]ProviderChoice, []error) {
 			problems = append(problems, err)
 			continue
 		}
-		rows = append(rows, ProviderChoice{ID: op.ID, Kind: rp.Kind, Title: op.InstanceName, BaseURL: rp.BaseURL, Model: rp.Model, Confidence: rp.Confidence.String(), Key: keyState(rp.APIKey, rp.Kind), From: "organization (" + op.Plugin + ")"})
+		rows = append(rows, ProviderChoice{ID: op.ID, Kind: rp.Kind, Title: op.InstanceName, BaseURL: rp.BaseURL, Model: rp.Model, Confidence: rp.Confidence.String(), Key: keyState(rp), From: "organization (" + op.Plugin + ")", NotSelfHosted: rp.NotSelfHosted})
 	}
 	for _, up := range a.User.Providers {
 		rp, err := a.ResolveProvider(ctx, ProviderFlags{Provider: up.ID})
@@ -48,7 +52,7 @@ func (a *App) ProviderChoices(ctx context.Context) ([]ProviderChoice, []error) {
 			problems = append(problems, err)
 			continue
 		}
-		rows = append(rows, ProviderChoice{ID: up.ID, Kind: rp.Kind, Title: rp.Title, BaseURL: rp.BaseURL, Model: rp.Model, Confidence: rp.Confidence.String(), Key: keyState(rp.APIKey, rp.Kind), From: "your settings"})
+		rows = append(rows, ProviderChoice{ID: up.ID, Kind: rp.Kind, Title: rp.Title, BaseURL: rp.BaseURL, Model: rp.Model, Confidence: rp.Confidence.String(), Key: keyState(rp), From: "your settings", NotSelfHosted: rp.NotSelfHosted})
 	}
 	scheme := a.Org.Scheme()
 	for _, k := range llm.Kinds() {
@@ -73,11 +77,14 @@ func (a *App) ProviderChoices(ctx context.Context) ([]ProviderChoice, []error) {
 	return rows, problems
 }
 
-func keyState(key, kind string) string {
-	if key != "" {
+func keyState(rp *ResolvedProvider) string {
+	if rp.APIKey != "" {
 		return "key set"
 	}
-	if k, ok := llm.LookupKind(kind); ok {
+	if rp.NotSelfHosted != "" {
+		return "no key"
+	}
+	if k, ok := llm.LookupKind(rp.Kind); ok {
 		if info, _ := k.Info(); info.SelfHosted {
 			return "self-hosted, no key needed"
 		}
@@ -97,6 +104,7 @@ type ToolRow struct {
 	MinimumConfidence string   `json:"minimum_confidence"`
 	OutboundData      []string `json:"outbound_data"`
 	Offered           *bool    `json:"offered,omitempty"`
+	OfferedTools      []string `json:"offered_tools,omitempty"`
 	NotOfferedBecause string   `json:"not_offered_because,omitempty"`
 }
 
@@ -109,13 +117,35 @@ type Catalog struct {
 }
 
 // ToolCatalog lists every tool collection of the chat component. With a
-// provider (p not nil) it asks the registry, per tool, why it would not
-// be offered to p, and counts what the offered tools add to a request of a
-// new chat with every tool selected. t is the chat whose requirements
-// apply; nil means a new chat.
+// provider (p not nil) the answer comes from the request path itself: the
+// registry decides a request of the chat t (nil: a new chat) with every
+// tool selected, exactly as a turn would, resolution included, and each
+// tool that is not offered names the check in its way. It also counts what
+// the offered tools add to a request.
 func (a *App) ToolCatalog(ctx context.Context, p *ResolvedProvider, t *chat.Thread) Catalog {
 	out := Catalog{Tools: []ToolRow{}, ToolTokens: -1}
-	for _, item := range a.Registry.Catalog(ctx, registry.ComponentChat) {
+	catalog := a.Registry.Catalog(ctx, registry.ComponentChat)
+	var offered []tool.Offered
+	blocks := map[string]registry.Block{}
+	if p != nil {
+		var all []string
+		for _, item := range catalog {
+			all = append(all, item.ID)
+		}
+		if t == nil {
+			t = NewThread()
+		}
+		var blocked []registry.Block
+		offered, blocked = a.Registry.Runnable(ctx, a.RunnableRequest(t, p, all))
+		for _, b := range blocked {
+			blocks[b.ToolID] = b
+		}
+	}
+	isOffered := map[string]bool{}
+	for _, o := range offered {
+		isOffered[o.Definition.ID] = true
+	}
+	for _, item := range catalog {
 		r := ToolRow{ID: item.ID, Active: item.Active, Configured: item.State.Configured(), ConfigState: item.State.String(),
 			MinimumConfidence: item.MinimumConfidence.Level.String(), Tools: []string{}, OutboundData: []string{}}
 		if item.Declared {
@@ -126,33 +156,44 @@ func (a *App) ToolCatalog(ctx context.Context, p *ResolvedProvider, t *chat.Thre
 			r.OutboundData = append(r.OutboundData, tl.OutboundData.String())
 		}
 		if p != nil {
-			reason := registry.NoBlock
+			ok := len(item.Tools) > 0
 			for _, tl := range item.Tools {
-				if rr := a.Registry.OfferBlockReason(ctx, tl.ID, a.RegistryProvider(p), registry.ComponentChat); rr != registry.NoBlock {
-					reason = rr
-					break
+				if isOffered[tl.ID] {
+					r.OfferedTools = append(r.OfferedTools, tl.ID)
+					continue
+				}
+				ok = false
+				if r.NotOfferedBecause == "" {
+					r.NotOfferedBecause = blockText(tl.ID, blocks[tl.ID], len(item.Tools) > 1)
 				}
 			}
-			ok := reason == registry.NoBlock
 			r.Offered = &ok
-			if !ok {
-				r.NotOfferedBecause = reason.String()
-			}
 		}
 		out.Tools = append(out.Tools, r)
 	}
 	if p != nil {
-		var all []string
-		for _, r := range out.Tools {
-			all = append(all, r.ID)
-		}
-		if t == nil {
-			t = NewThread()
-		}
-		offered, _ := a.Registry.Runnable(ctx, a.RunnableRequest(t, p, all))
 		if n, err := a.CountToolTokens(p.Model, offered); err == nil {
 			out.ToolTokens = n
 		}
 	}
 	return out
+}
+
+// blockText says why a tool is not offered: the reason of the check that
+// failed and what is in the way, or what the tool itself said when it had
+// nothing to offer.
+func blockText(toolID string, b registry.Block, inCollection bool) string {
+	var text string
+	switch {
+	case b.ToolID == "":
+		text = "not part of the request"
+	case b.Reason == registry.NoBlock:
+		text = b.Detail
+	default:
+		text = b.Reason.String() + " (" + b.Detail + ")"
+	}
+	if inCollection {
+		return toolID + ": " + text
+	}
+	return text
 }

@@ -55,6 +55,9 @@ type Message struct {
 	Traces []Trace `json:"traces,omitempty"`
 	// Sources are the "Sources used by tools" of an assistant message.
 	Sources []tool.Source `json:"sources,omitempty"`
+	// Incomplete marks an assistant message that was cut off: the stream
+	// ended early, the request failed part-way or the user stopped it.
+	Incomplete bool `json:"incomplete,omitempty"`
 }
 
 // Thread is one chat: its messages and what it demands of every later

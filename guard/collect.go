@@ -24,6 +24,9 @@ func WithCollector(ctx context.Context, c *Collector) context.Context {
 	return context.WithValue(ctx, collectorKey{}, c)
 }
 
+// CollectorFrom returns the collector of ctx, nil when it has none.
+func CollectorFrom(ctx context.Context) *Collector { return collectorFrom(ctx) }
+
 func collectorFrom(ctx context.Context) *Collector {
 	if ctx == nil {
 		return nil

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stewardhq/steward/chat"
 	"github.com/stewardhq/steward/llm"
@@ -21,6 +24,8 @@ type Chat interface {
 	RequireConfidence(c policy.Confidence)
 	// RequireDataSecurity tightens the chat's data security.
 	RequireDataSecurity(d policy.DataSecurity)
+	// DataSecurity is the data security the chat demands.
+	DataSecurity() policy.DataSecurity
 	// RequireOutbound tightens the chat's outbound data restriction.
 	RequireOutbound(r policy.OutboundRequirement)
 	// AddToolAddresses adds request keys of web addresses a tool returned to
@@ -39,11 +44,34 @@ type MailboxLookup func(id string) (name string, ok bool)
 // values. chat.ReturnedAddresses is the one to use.
 type AddressFinder func(content string, args json.RawMessage) []string
 
+// Offer is what a round offers the model: the tools as the registry
+// resolved them, and the effective system prompt with their instructions.
+type Offer struct {
+	Tools  []tool.Offered
+	System string
+}
+
+// OfferFunc returns what a round offers for the chat as it is now, with
+// its current requirements. The app builds it from the registry; the loop
+// knows no tool and no registry.
+type OfferFunc func(ctx context.Context) (Offer, error)
+
+// ErrorFilter filters the error text of a call of the tool toolID and
+// returns what the model may read.
+type ErrorFilter func(ctx context.Context, toolID, text string) string
+
 // RunContext is what a run needs besides the adapter.
 type RunContext struct {
 	// Tools are the tools offered in this request, as the registry resolved
 	// them. Calls are looked up here by exact function name.
 	Tools []tool.Offered
+	// Reoffer, when set, is asked before the next round whenever the chat's
+	// requirements (confidence, data security, outbound data restriction)
+	// tightened during the run. From then on the rounds offer its tools and
+	// system prompt instead of the adapter's own, and calls are looked up
+	// among its tools, so the model is never offered what would be refused.
+	// The executor still checks each call. Nil keeps the first offer.
+	Reoffer OfferFunc
 	// Chat is the chat the run belongs to; required.
 	Chat Chat
 	// ProviderConfidence is the confidence of the provider asked.
@@ -63,6 +91,12 @@ type RunContext struct {
 	// ReturnedAddresses finds the web addresses a result gives the model;
 	// nil means chat.ReturnedAddresses.
 	ReturnedAddresses AddressFinder
+	// FilterError filters the text of a failed or blocked call for prompt
+	// injections before the model sees it (the app passes guard.Filter's);
+	// the text is already cut to MaxErrorChars. An error message carries
+	// what a server sent as often as what the tool wrote. Nil passes the
+	// cut text unfiltered.
+	FilterError ErrorFilter
 	// Logger receives diagnostics; nil discards them. Argument values and
 	// tool results are never logged.
 	Logger *slog.Logger
@@ -98,6 +132,10 @@ const (
 	failedPrefix       = "Tool execution failed: "
 	panicMessage       = "the tool stopped with an internal error"
 )
+
+// MaxErrorChars is the longest error text of a failed or blocked call the
+// model reads, in characters; the rest is cut off with "…".
+const MaxErrorChars = 1000
 
 // Execute runs one valid call: it looks the tool up by exact function name
 // among rc.Tools, re-checks the chat's current outbound data restriction,
@@ -158,8 +196,9 @@ func Execute(ctx context.Context, call llm.Call, order int, rc RunContext) (Outc
 			return Outcome{Trace: tr}, ctx.Err()
 		}
 		if b, ok := tool.IsBlocked(err); ok {
-			tr.Status, tr.StatusMessage, tr.Result = StatusBlocked, b.Message, b.Message
-			return Outcome{Content: b.Message, Trace: tr}, nil
+			msg := rc.errorText(ctx, tr.ToolID, b.Message)
+			tr.Status, tr.StatusMessage, tr.Result = StatusBlocked, msg, msg
+			return Outcome{Content: msg, Trace: tr}, nil
 		}
 		var p *panicError
 		msg := err.Error()
@@ -167,7 +206,10 @@ func Execute(ctx context.Context, call llm.Call, order int, rc RunContext) (Outc
 			log.Error("tool panicked", "tool", tr.ToolID, "call_id", call.ID, "stack", p.stack)
 			msg = panicMessage
 		} else {
-			log.Warn("tool execution failed", "tool", tr.ToolID, "call_id", call.ID, "error", err)
+			// The message may quote a server (a header line, a content
+			// type): the log names its kind and size, never its text.
+			log.Warn("tool execution failed", "tool", tr.ToolID, "call_id", call.ID, "error_type", fmt.Sprintf("%T", err), "error_chars", utf8.RuneCountInString(msg))
+			msg = rc.errorText(ctx, tr.ToolID, msg)
 		}
 		content := failedPrefix + msg
 		tr.Status, tr.StatusMessage, tr.Result = StatusError, content, content
@@ -188,6 +230,45 @@ func Execute(ctx context.Context, call llm.Call, order int, rc RunContext) (Outc
 	}
 	tr.Status, tr.Result = StatusSuccess, content
 	return Outcome{Content: content, Trace: tr, Sources: res.Sources, ReturnedAddresses: addrs}, nil
+}
+
+// errorText cuts an error text to MaxErrorChars, makes it one readable
+// line (control characters become spaces) and filters it.
+func (rc *RunContext) errorText(ctx context.Context, toolID, text string) string {
+	text = CutErrorText(text)
+	if rc.FilterError != nil {
+		text = rc.FilterError(ctx, toolID, text)
+	}
+	return text
+}
+
+// CutErrorText returns text with control characters other than newline and
+// tab replaced by spaces and, when longer than MaxErrorChars characters,
+// cut there with "…", never inside a UTF-8 sequence.
+func CutErrorText(text string) string {
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
+	}
+	text = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return r
+		}
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, text)
+	if utf8.RuneCountInString(text) <= MaxErrorChars {
+		return text
+	}
+	n := 0
+	for i := range text {
+		if n == MaxErrorChars-1 {
+			return text[:i] + "…"
+		}
+		n++
+	}
+	return text
 }
 
 func findTool(tools []tool.Offered, name string) (tool.Offered, bool) {

@@ -157,7 +157,8 @@ func TestAPIEveryRouteAgainstOpenAPI(t *testing.T) {
 		t.Fatalf("chat after the turn %d: %s", st, b)
 	}
 	ans := cv.Messages[1]
-	if len(ans.Traces) != 2 || ans.Traces[1].Status != "BLOCKED" || len(ans.Sources) != 1 || ans.Sources[0].URL != article || len(ans.Filter) != 1 {
+	if len(ans.Traces) != 2 || ans.Traces[1].Status != "BLOCKED" || len(ans.Sources) != 1 || ans.Sources[0].URL != article || len(ans.Filter) == 0 ||
+		len(ans.Filter[0].Sources) != 1 || ans.Filter[0].Sources[0].Label != article {
 		t.Fatalf("the answer as stored: %s", b)
 	}
 	clickable := false

@@ -31,11 +31,11 @@ type chatState struct {
 	// filters holds, per assistant message index, what the filter reported
 	// during the turn that wrote it. Kept for the server's life only, like
 	// the tool results they describe.
-	filters map[int][]filterReport
+	filters map[int][]loop.FilterReport
 }
 
 func newChatState(t *chat.Thread) *chatState {
-	return &chatState{thread: t, title: t.Title, filters: map[int][]filterReport{}}
+	return &chatState{thread: t, title: t.Title, filters: map[int][]loop.FilterReport{}}
 }
 
 // chatOr404 finds a chat by its full ID, loading it from the store once.
@@ -118,14 +118,14 @@ type outboundView struct {
 }
 
 type messageView struct {
-	Role      string         `json:"role"`
-	Text      string         `json:"text"`
-	Time      time.Time      `json:"time"`
-	Documents []string       `json:"documents"`
-	Traces    []loop.Trace   `json:"traces"`
-	Sources   []sourceView   `json:"sources"`
-	Links     []app.Link     `json:"links"`
-	Filter    []filterReport `json:"filter"`
+	Role      string              `json:"role"`
+	Text      string              `json:"text"`
+	Time      time.Time           `json:"time"`
+	Documents []string            `json:"documents"`
+	Traces    []loop.Trace        `json:"traces"`
+	Sources   []sourceView        `json:"sources"`
+	Links     []app.Link          `json:"links"`
+	Filter    []loop.FilterReport `json:"filter"`
 }
 
 type sourceView struct {
@@ -140,7 +140,7 @@ func (s *Server) view(cs *chatState) chatView {
 	if cs.tools != nil {
 		v.Tools = append([]string{}, cs.tools...)
 	}
-	filters := make(map[int][]filterReport, len(cs.filters))
+	filters := make(map[int][]loop.FilterReport, len(cs.filters))
 	for k, f := range cs.filters {
 		filters[k] = f
 	}
@@ -160,7 +160,7 @@ func (s *Server) view(cs *chatState) chatView {
 		if m.Time.After(v.Updated) {
 			v.Updated = m.Time
 		}
-		mv := messageView{Role: string(m.Role), Text: m.Text, Time: m.Time, Documents: []string{}, Traces: []loop.Trace{}, Sources: []sourceView{}, Filter: []filterReport{}}
+		mv := messageView{Role: string(m.Role), Text: m.Text, Time: m.Time, Documents: []string{}, Traces: []loop.Trace{}, Sources: []sourceView{}, Filter: []loop.FilterReport{}}
 		for _, d := range m.Documents {
 			mv.Documents = append(mv.Documents, d.Name)
 		}

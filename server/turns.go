@@ -102,54 +102,6 @@ func (t *turn) stream(ctx context.Context, w http.ResponseWriter, from int) {
 	}
 }
 
-// filterReport is what the prompt-injection filter removed during one
-// tool call, per source, as the `filter` event carries it.
-type filterReport struct {
-	Sources []filteredSource `json:"sources"`
-	Warning string           `json:"warning,omitempty"`
-}
-
-type filteredSource struct {
-	Kind     string          `json:"kind"`
-	Label    string          `json:"label"`
-	Fields   []string        `json:"fields"`
-	Findings []filterFinding `json:"findings"`
-}
-
-type filterFinding struct {
-	Rule     string `json:"rule"`
-	Category string `json:"category"`
-}
-
-func toFilterReport(r guard.Report) (filterReport, bool) {
-	fr := filterReport{Sources: []filteredSource{}, Warning: r.Warning}
-	for _, s := range r.Sources {
-		fs := filteredSource{Kind: s.Source.Kind.String(), Label: s.Source.Label, Fields: append([]string{}, s.Fields...), Findings: []filterFinding{}}
-		for _, f := range s.Findings {
-			fs.Findings = append(fs.Findings, filterFinding{Rule: f.Rule, Category: string(f.Category)})
-		}
-		if len(fs.Findings) > 0 {
-			fr.Sources = append(fr.Sources, fs)
-		}
-	}
-	return fr, len(fr.Sources) > 0 || fr.Warning != ""
-}
-
-// chatEvent names the chat a run belongs to, first in every stream.
-type chatEvent struct {
-	Type string `json:"type"`
-	Chat struct {
-		ID        string `json:"id"`
-		Stored    bool   `json:"stored"`
-		Continued bool   `json:"continued"`
-	} `json:"chat"`
-}
-
-type filterEvent struct {
-	Type   string       `json:"type"`
-	Filter filterReport `json:"filter"`
-}
-
 // turnRequest is the body of POST /api/chats/{id}/turns.
 type turnRequest struct {
 	Text     string    `json:"text"`
@@ -217,20 +169,11 @@ func (s *Server) postTurn(w http.ResponseWriter, r *http.Request) {
 func (s *Server) run(ctx context.Context, cs *chatState, tr *turn, rp *app.ResolvedProvider, t app.Turn) {
 	defer s.turns.Done()
 	defer tr.cancel()
-	col := &guard.Collector{}
-	ctx = guard.WithCollector(ctx, col)
-	var reports []filterReport
-	drain := func() {
-		if r, ok := col.Take(); ok {
-			if fr, ok := toFilterReport(r); ok {
-				reports = append(reports, fr)
-				tr.push(string(loop.EventType("filter")), filterEvent{Type: "filter", Filter: fr})
-			}
-		}
-	}
-	ce := chatEvent{Type: "chat"}
-	ce.Chat.ID, ce.Chat.Stored, ce.Chat.Continued = cs.thread.ID, true, len(cs.thread.History()) > 0
-	tr.push(ce.Type, ce)
+	// The turn's filtering is collected for this chat alone; app reports
+	// it as filter events after each tool call.
+	ctx = guard.WithCollector(ctx, &guard.Collector{})
+	var reports []loop.FilterReport
+	tr.push(string(loop.EventChat), loop.Event{Type: loop.EventChat, Chat: &loop.ChatInfo{ID: cs.thread.ID, Stored: true, Continued: len(cs.thread.History()) > 0}})
 	var done *loop.Event
 	sink := loop.SinkFunc(func(ev loop.Event) {
 		if ev.Type == loop.EventDone {
@@ -239,13 +182,12 @@ func (s *Server) run(ctx context.Context, cs *chatState, tr *turn, rp *app.Resol
 			done = &ev
 			return
 		}
-		tr.push(string(ev.Type), ev)
-		if ev.Type == loop.EventTrace {
-			drain()
+		if ev.Type == loop.EventFilter && ev.Filter != nil {
+			reports = append(reports, *ev.Filter)
 		}
+		tr.push(string(ev.Type), ev)
 	})
 	_, err := s.app.Answer(ctx, cs.thread, rp, t, sink)
-	drain()
 	if done == nil {
 		// The run failed before the loop started.
 		stop := loop.StopError

@@ -116,6 +116,12 @@ func newProvidersCmd(e env) *cobra.Command {
 			fmt.Fprintf(e.stdout, "Confidence scheme: %s\n\n", scheme.Scheme)
 			for _, r := range rows {
 				fmt.Fprintf(e.stdout, "%-12s %-22s %-9s %-40s %s\n", r.ID, r.Title, r.Confidence, r.BaseURL, r.Key)
+				if r.NotSelfHosted != "" {
+					fmt.Fprintf(e.stdout, "%-12s counted as a cloud provider, not self-hosted: %s\n", "", r.NotSelfHosted)
+				}
+				if r.NotSelfHosted != "" {
+					fmt.Fprintf(e.stdout, "%-12s counted as a cloud provider, not self-hosted: %s\n", "", r.NotSelfHosted)
+				}
 			}
 			return nil
 		},
