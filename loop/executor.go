@@ -72,6 +72,11 @@ type RunContext struct {
 	// among its tools, so the model is never offered what would be refused.
 	// The executor still checks each call. Nil keeps the first offer.
 	Reoffer OfferFunc
+	// Withdrawn are the tools an earlier round of this run offered and the
+	// current offer no longer does; the loop fills it. A call of one is
+	// BLOCKED with the reason (the outbound restriction and who demanded
+	// it, or the confidence or data security the chat now requires).
+	Withdrawn []tool.Offered
 	// Chat is the chat the run belongs to; required.
 	Chat Chat
 	// ProviderConfidence is the confidence of the provider asked.
@@ -164,6 +169,13 @@ func Execute(ctx context.Context, call llm.Call, order int, rc RunContext) (Outc
 	if tr.Arguments == nil && len(call.Arguments) > 0 {
 		log.Warn("tool call arguments are not a JSON object; the trace shows none",
 			"tool", call.Name, "call_id", call.ID)
+	}
+	if gone, was := findTool(rc.Withdrawn, call.Name); !found && was && gone.Tool != nil {
+		content := withdrawnRefusal(rc, gone)
+		tr.ToolID = gone.Definition.ID
+		tr.Status, tr.StatusMessage, tr.Result = StatusBlocked, content, content
+		log.Info("call of a tool withdrawn after the chat's requirements tightened", "tool", tr.ToolID, "call_id", call.ID)
+		return Outcome{Content: content, Trace: tr}, nil
 	}
 	if !found || off.Tool == nil {
 		content := fmt.Sprintf("Tool '%s' is not available.", call.Name)
@@ -308,6 +320,24 @@ func runTool(ctx context.Context, t tool.Tool, args json.RawMessage, ec tool.Exe
 // outboundRefusal says why a tool may not run in a chat that read mails
 // or used a tool of an MCP server, naming the mailbox or server and the
 // restriction level it demanded.
+// withdrawnRefusal says why a tool offered earlier in the run may no
+// longer run: where the chat may send data, or what it now demands of the
+// provider.
+func withdrawnRefusal(rc RunContext, t tool.Offered) string {
+	req := rc.Chat.OutboundRequirement()
+	if !policy.OutboundAllowed(req.Effective(), t.Tool.OutboundData(), t.Tool.EnforcesOutboundRestriction()) {
+		return outboundRefusal(req, rc.Mailboxes)
+	}
+	if need := rc.Chat.RequiredConfidence(); rc.ProviderConfidence < need {
+		return fmt.Sprintf("This chat now holds content that may only go to providers with confidence %s or higher, and the current provider has %s. "+
+			"The tool '%s' can no longer be used in this chat.", need, rc.ProviderConfidence, t.Function.Name)
+	}
+	if rc.Chat.DataSecurity() == policy.SelfHosted && !rc.ProviderTrusted {
+		return fmt.Sprintf("This chat now holds content that may only be used with self-hosted providers. The tool '%s' can no longer be used in this chat.", t.Function.Name)
+	}
+	return fmt.Sprintf("The tool '%s' is no longer offered in this chat: what the chat read since changed what may run.", t.Function.Name)
+}
+
 func outboundRefusal(req policy.OutboundRequirement, lookup MailboxLookup) string {
 	level := RestrictionLabel(req.Effective())
 	name, exists := req.MailboxName, req.MailboxID != "" || req.MailboxName != ""

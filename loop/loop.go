@@ -142,6 +142,15 @@ func (r *run) reoffer(ctx context.Context) error {
 	r.rc.logger().Info("tools offered again: the chat's requirements tightened",
 		"before", len(r.rc.Tools), "after", len(off.Tools), "restriction", now.outbound.Effective().String())
 	r.offered = now
+	// A tool offered before and no longer is refused with the reason when
+	// the model calls it anyway, not answered as unknown.
+	for _, t := range r.rc.Tools {
+		if _, still := findTool(off.Tools, t.Function.Name); !still {
+			if _, had := findTool(r.rc.Withdrawn, t.Function.Name); !had {
+				r.rc.Withdrawn = append(r.rc.Withdrawn, t)
+			}
+		}
+	}
 	r.rc.Tools = off.Tools
 	r.offer = &llm.Offer{System: off.System, Tools: ToolSpecs(off.Tools)}
 	return nil

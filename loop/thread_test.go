@@ -107,10 +107,12 @@ func TestReofferAfterTightening(t *testing.T) {
 	tests := []struct {
 		name   string
 		result tool.Result
+		// why is what the refusal of the withdrawn web_search must say.
+		why []string
 	}{
-		{"outbound restriction", tool.Result{Text: "mail", RequiredOutbound: policy.OutboundRequirement{Set: true, Restriction: policy.OnlyConfiguredServices, MailboxID: "mb", MailboxName: "Sales"}}},
-		{"confidence", tool.Result{Text: "secret", RequiredConfidence: policy.High}},
-		{"data security", tool.Result{Text: "local only", RequiredDataSecurity: policy.SelfHosted}},
+		{"outbound restriction", tool.Result{Text: "mail", RequiredOutbound: policy.OutboundRequirement{Set: true, Restriction: policy.OnlyConfiguredServices, MailboxID: "mb", MailboxName: "Sales"}}, []string{"'Sales'", "cannot be used in this chat"}},
+		{"confidence", tool.Result{Text: "secret", RequiredConfidence: policy.High}, []string{"confidence HIGH", "web_search"}},
+		{"data security", tool.Result{Text: "local only", RequiredDataSecurity: policy.SelfHosted}, []string{"self-hosted", "web_search"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,6 +151,12 @@ func TestReofferAfterTightening(t *testing.T) {
 			}
 			if web.calls() != 0 || res.Traces[2].Status != loop.StatusBlocked {
 				t.Errorf("a call of a tool no longer offered ran: %+v", res.Traces[2])
+			}
+			// The model that calls it anyway hears why, not "not available".
+			for _, w := range tc.why {
+				if !strings.Contains(res.Traces[2].Result, w) {
+					t.Errorf("refusal %q does not say %q", res.Traces[2].Result, w)
+				}
 			}
 		})
 	}
