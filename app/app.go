@@ -86,6 +86,9 @@ type App struct {
 	sources    sourceParts
 	webOptions web.ServiceOptions
 	hosts      hostChecks
+	// settingsMu guards a.User.Tools, which SetToolSetting replaces while
+	// other goroutines may read it.
+	settingsMu sync.RWMutex
 }
 
 // Open reads the configuration and builds everything a run needs. A plugin
