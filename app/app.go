@@ -9,9 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/stewardhq/steward/config"
+	"github.com/stewardhq/steward/llm"
 	"github.com/stewardhq/steward/policy"
+	"github.com/stewardhq/steward/redact"
 	"github.com/stewardhq/steward/registry"
 	"github.com/stewardhq/steward/settings"
 	"github.com/stewardhq/steward/store"
@@ -34,6 +37,18 @@ type Options struct {
 	// Web configures the page retrieval service; the zero value is the
 	// production service. Tests inject a resolver and a dialer here.
 	Web web.ServiceOptions
+	// OnRetry, when not nil, hears of every retry of a provider request
+	// before its wait (the command line prints one line per retry).
+	OnRetry func(llm.RetryNotice)
+	// Secrets learns every secret the App reads (provider keys from the
+	// environment and the organization, whatever the secret store or an
+	// ENC:v1 value gives), so that output and the chat store can be
+	// redacted; nil keeps a set of the App's own.
+	Secrets *redact.Set
+	// PluginIsolation runs each configuration plugin in a child process
+	// that can be stopped at any point (see config.ChildProcess); nil runs
+	// plugins in this process.
+	PluginIsolation *config.ChildProcess
 	// SkipMCPServers leaves the configured MCP servers unstarted and their
 	// tools out of the registry, for commands that offer no tools.
 	SkipMCPServers bool
@@ -59,20 +74,34 @@ type App struct {
 	Logger         *slog.Logger
 	HTTPClient     *http.Client
 
+	// Redact is where every configured secret is known; everything the App
+	// stores goes through it, and surfaces pass their output through it.
+	Redact *redact.Set
+
 	getenv     func(string) string
+	onRetry    func(llm.RetryNotice)
 	defs       map[string]tool.Definition
 	webOnce    webParts
 	mail       mailParts
+	sources    sourceParts
 	webOptions web.ServiceOptions
+	hosts      hostChecks
+	// settingsMu guards a.User.Tools, which SetToolSetting replaces while
+	// other goroutines may read it.
+	settingsMu sync.RWMutex
 }
 
 // Open reads the configuration and builds everything a run needs. A plugin
 // that fails is reported in a.Org.Problems and does not stop Steward.
 func Open(ctx context.Context, opts Options) (*App, error) {
-	a := &App{getenv: opts.Getenv, Logger: opts.Logger, HTTPClient: opts.HTTPClient, webOptions: opts.Web}
+	a := &App{getenv: opts.Getenv, Logger: opts.Logger, HTTPClient: opts.HTTPClient, webOptions: opts.Web, onRetry: opts.OnRetry, Redact: opts.Secrets}
 	if a.getenv == nil {
 		a.getenv = os.Getenv
 	}
+	if a.Redact == nil {
+		a.Redact = &redact.Set{}
+	}
+	a.learnEnvironmentKeys()
 	if a.Logger == nil {
 		a.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -99,7 +128,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	}
 	// The configuration comes first: tools such as the mail tools are
 	// built from it. Tool setting keys are checked once the tools exist.
-	a.Org, err = config.Load(ctx, a.ConfigDir, config.Options{Getenv: a.getenv})
+	a.Org, err = config.Load(ctx, a.ConfigDir, config.Options{Getenv: a.getenv, Isolation: opts.PluginIsolation})
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +136,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a.Secrets = config.OpenSecretStore(a.ConfigDir)
+	a.Org.Problems = append(a.Org.Problems, a.User.SecurityProblems(config.UserSettingsPath(a.ConfigDir))...)
+	a.learnOrgSecrets()
+	a.Secrets = learningStore{s: &lazyStore{dir: a.ConfigDir}, set: a.Redact}
 	a.Policy = a.buildPolicy()
 	a.Tools, err = a.buildTools()
 	if err != nil {
@@ -122,6 +153,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		a.defs[d.ID] = d
 	}
 	a.checkToolSettingKeys()
+	a.DataSources() // records what is wrong with the organization's data sources
 	a.Resolver = a.buildResolver()
 	a.Registry, a.RegistryProblems = registry.New(registry.Options{
 		Policy:        a.Policy,
@@ -130,6 +162,21 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Logger:        a.Logger,
 	}, a.Tools, a.collections())
 	return a, nil
+}
+
+// Notices are the configuration problems every command reports, one line
+// each: plugins that were not loaded, security settings that could not be
+// read and count as their strictest value, and local definitions refused
+// because an organization plugin defines the same ID. The other problems
+// are listed by `steward config check`.
+func (a *App) Notices() []string {
+	var out []string
+	for _, p := range a.Org.Problems {
+		if p.Always() {
+			out = append(out, p.String())
+		}
+	}
+	return out
 }
 
 // checkToolSettingKeys reports tool settings of plugins that name no tool
@@ -188,9 +235,12 @@ func (a *App) buildPolicy() settings.Policy {
 		}
 	}
 	for id, lv := range a.User.MinimumConfidence {
-		if c, err := policy.ParseConfidence(lv); err == nil {
-			p.Confidence.User[id] = policy.Max(p.Confidence.User[id], c)
+		c, err := policy.ParseConfidence(lv)
+		if err != nil {
+			// Unreadable counts as the strictest (reported by Notices).
+			c = policy.High
 		}
+		p.Confidence.User[id] = policy.Max(p.Confidence.User[id], c)
 	}
 	return p
 }
@@ -219,6 +269,7 @@ func (a *App) buildResolver() *settings.Resolver {
 				continue
 			}
 			plain, err := config.Decrypt(v, secret)
+			a.Redact.Add(plain)
 			org.Locked[key] = settings.LockedValue{Value: plain, Plugin: m.Plugin, Invalid: err != nil}
 			continue
 		}
@@ -237,12 +288,109 @@ func (s secretAdapter) ToolSecret(_ context.Context, toolID, field string) (stri
 	return s.s.Get("tool::"+toolID, field)
 }
 
+// learnEnvironmentKeys adds every provider key and the organization's
+// decryption secret found in the environment to the redaction set.
+func (a *App) learnEnvironmentKeys() {
+	a.Redact.Add(a.getenv(config.EncryptionSecretEnv))
+	for _, k := range llm.Kinds() {
+		info, _ := k.Info()
+		for _, name := range info.KeyEnv {
+			a.Redact.Add(a.getenv(name))
+		}
+	}
+}
+
+// learnOrgSecrets adds the decrypted secrets of the organization's plugins:
+// provider and embedding keys, mailbox secrets, the classifier's key.
+func (a *App) learnOrgSecrets() {
+	for _, p := range a.Org.Providers {
+		a.Redact.Add(p.APIKey)
+	}
+	for _, e := range a.Org.EmbeddingProviders {
+		a.Redact.Add(e.APIKey)
+	}
+	for _, m := range a.Org.Mailboxes {
+		a.Redact.Add(m.Secret)
+	}
+	// Every value of an MCP server's environment and headers counts as a
+	// secret (see config.MCPServerConfig).
+	for _, m := range a.Org.MCPServers {
+		for _, v := range m.Env {
+			a.Redact.Add(v)
+		}
+		for _, v := range m.Headers {
+			a.Redact.Add(v)
+		}
+	}
+	for key, m := range a.Org.Settings {
+		if s, ok := m.Value.(string); ok && (strings.HasPrefix(s, "ENC:") || strings.HasSuffix(strings.ToLower(key), "apikey") || strings.HasSuffix(strings.ToLower(key), "token") || strings.HasSuffix(strings.ToLower(key), "password")) {
+			if plain, err := config.Decrypt(s, a.getenv(config.EncryptionSecretEnv)); err == nil {
+				a.Redact.Add(plain)
+			} else if !strings.HasPrefix(s, "ENC:") {
+				a.Redact.Add(s)
+			}
+		}
+	}
+}
+
+// lazyStore opens the secret store on first use: finding out whether an OS
+// keyring answers is a D-Bus round trip (and may start a keyring daemon or
+// ask to unlock one), which commands that read no secret must not pay.
+type lazyStore struct {
+	dir  string
+	once sync.Once
+	s    config.SecretStore
+}
+
+func (l *lazyStore) store() config.SecretStore {
+	l.once.Do(func() { l.s = config.OpenSecretStore(l.dir) })
+	return l.s
+}
+
+func (l *lazyStore) Get(service, key string) (string, bool, error) {
+	return l.store().Get(service, key)
+}
+func (l *lazyStore) Set(service, key, value string) error { return l.store().Set(service, key, value) }
+func (l *lazyStore) Delete(service, key string) error     { return l.store().Delete(service, key) }
+func (l *lazyStore) Where() string                        { return l.store().Where() }
+
+// learningStore is the secret store, teaching the redaction set every
+// secret read from it or written to it.
+type learningStore struct {
+	s   config.SecretStore
+	set *redact.Set
+}
+
+func (l learningStore) Get(service, key string) (string, bool, error) {
+	v, ok, err := l.s.Get(service, key)
+	l.set.Add(v)
+	return v, ok, err
+}
+
+func (l learningStore) Set(service, key, value string) error {
+	l.set.Add(value)
+	return l.s.Set(service, key, value)
+}
+
+func (l learningStore) Delete(service, key string) error { return l.s.Delete(service, key) }
+func (l learningStore) Where() string                    { return l.s.Where() }
+
+// Locate names where the store keeps a secret, without reading it.
+func (l learningStore) Locate(service, key string) (string, error) {
+	return config.LocateSecret(l.s, service, key)
+}
+
 // StorePath is the chat database.
 func (a *App) StorePath() string { return filepath.Join(a.DataDir, "steward.db") }
 
 // OpenStore opens the chat database.
 func (a *App) OpenStore(ctx context.Context) (*store.Store, error) {
-	return store.Open(ctx, a.StorePath())
+	st, err := store.Open(ctx, a.StorePath())
+	if err != nil {
+		return nil, err
+	}
+	st.RedactWith(a.Redact.String)
+	return st, nil
 }
 
 // SaveUserSettings writes the user's settings file atomically.

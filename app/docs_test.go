@@ -138,6 +138,7 @@ CONFIG = {}
 CONFIG["LLM_PROVIDERS"] = {}
 CONFIG["EMBEDDING_PROVIDERS"] = {}
 CONFIG["MAILBOXES"] = {}
+CONFIG["DATA_SOURCES"] = {}
 CONFIG["MCP_SERVERS"] = {}
 CONFIG["SETTINGS"] = {}
 
@@ -173,6 +174,39 @@ CONFIG["SETTINGS"] = {}
 --     ["RequiredProviderConfidence"] = "HIGH", ["OutboundDataRestriction"] = "ONLY_LINKS_FROM_CHAT",
 -- }
 
+-- A data source: an ERI v1 server (the reference's format). Id, Name, Type,
+-- Hostname (with https://; http:// only for 127.0.0.1 or ::1), AuthMethod
+-- (NONE, USERNAME_PASSWORD or TOKEN), SecurityPolicy (ALLOW_ANY, or
+-- SELF_HOSTED: only self-hosted providers may see it) and
+-- SelectedRetrievalId (see steward sources show) are required. Port is
+-- 1..65535 (default: the address's or the scheme's); MaxMatches, the
+-- results per page, is 1..65535 (default 10); RequiredProviderConfidence
+-- (default NONE) is what the chat provider must meet. TOKEN needs Token;
+-- USERNAME_PASSWORD needs Password and UsernamePasswordMode
+-- SHARED_USERNAME_AND_PASSWORD (with Username) or
+-- OS_USERNAME_SHARED_PASSWORD. Secrets only as ENC:v1:... The user cannot
+-- change or remove a data source of an organization plugin.
+-- CONFIG["DATA_SOURCES"][#CONFIG["DATA_SOURCES"]+1] = {
+--     ["Id"] = "hr-handbook", ["Name"] = "HR handbook", ["Type"] = "ERI_V1",
+--     ["Hostname"] = "https://eri.example.org", ["Port"] = 443,
+--     ["AuthMethod"] = "TOKEN", ["Token"] = "ENC:v1:...",
+--     ["SecurityPolicy"] = "SELF_HOSTED", ["SelectedRetrievalId"] = "bm25", ["MaxMatches"] = 10,
+-- }
+
+-- A local folder (Type LOCAL_DIRECTORY) or file (LOCAL_FILE), Steward's
+-- addition to the format: Path (absolute) is required; Description is shown
+-- to the model; RequiredProviderConfidence (default HIGH) must be met by the
+-- chat provider and the embedding provider; EmbeddingProviderId names an
+-- embedding provider above (absent: search by words only); MaxChunkTokens
+-- (32..8192, default the provider's token limit) and ChunkOverlapTokens
+-- (default 300, 0 for none) shape the chunks; SecurityPolicy defaults to
+-- ALLOW_ANY.
+-- CONFIG["DATA_SOURCES"][#CONFIG["DATA_SOURCES"]+1] = {
+--     ["Id"] = "team-share", ["Name"] = "Team share", ["Type"] = "LOCAL_DIRECTORY",
+--     ["Path"] = "/srv/share/team", ["Description"] = "Project plans, minutes and specifications of the team.",
+--     ["RequiredProviderConfidence"] = "HIGH", ["EmbeddingProviderId"] = "company-embeddings", ["MaxMatches"] = 10,
+-- }
+
 -- An MCP server whose tools join the registry as the collection mcp__<Id>.
 -- Give Command (and Args, Env) for a server Steward starts, or Url (and
 -- Headers) for streamable HTTP. Env and Headers values are secrets: a name
@@ -202,6 +236,8 @@ CONFIG["SETTINGS"] = {}
 		"DataTools.MinimumProviderConfidenceByToolId":   `minimum provider confidence per tool or collection ID (table of string to level); the highest of several applies. Default: the tools' own.|{ ["read_web_page"] = "MEDIUM" }`,
 		"DataApp.EnabledPreviewFeatures":                `preview features switched on (list of strings), e.g. PRE_RAG_2024, PRE_MAILBOXES_2026; adds up across plugins. Default empty.|{ "PRE_RAG_2024", "PRE_MAILBOXES_2026" }`,
 		"DataSourceSecuritySettings.TrustedProviderIds": `provider IDs trusted for data-source security; does not raise confidence (list of strings). Default empty.|{ "company-llm" }`,
+		"DataChat.PreselectedDataSourceIds":             `the data sources a new chat searches (list of IDs); empty: every data source the provider may use (automatic selection). Locked, a chat cannot choose others. Default: automatic.|{ "hr-handbook" }`,
+		"DataChat.PreselectedDataSourcesRetrievalMode":  `how a chat searches its data sources (string): SEMANTIC_SEARCH (the model searches with semantic_search when it can) or EVERY_MESSAGE (every message is searched). Default SEMANTIC_SEARCH.|"SEMANTIC_SEARCH"`,
 		"DataMailboxes.AllowedServers":                  `IMAP hosts mailboxes may use (list of strings); an empty list allows none. Default: any host.|{ "imap.example.org" }`,
 		"DataMailboxes.MinimumOutboundDataRestriction":  `tightens every mailbox whose own restriction is less strict. Default: none.|"ONLY_LINKS_FROM_CHAT"`,
 		"DataPromptInjection.ClassifierUrl":             `an http(s) address of an external prompt-injection classifier the organization hosts; every filtered batch is POSTed there as {"texts": [...]} (see the guard package). Unreachable, it is skipped with a warning. Default: none.|"https://classifier.example.org/v1/classify"`,

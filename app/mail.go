@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -37,7 +38,15 @@ func (a *App) MailEnabled() bool {
 // mailIndex opens the index once.
 func (a *App) mailIndex(ctx context.Context) (*mailindex.Index, error) {
 	a.mail.once.Do(func() {
-		a.mail.index, a.mail.err = mailindex.Open(ctx, a.MailIndexPath())
+		path := a.MailIndexPath()
+		if err := createPrivate(path); err != nil {
+			a.mail.err = err
+			return
+		}
+		a.mail.index, a.mail.err = mailindex.Open(ctx, path)
+		if a.mail.err == nil {
+			privateFiles(path)
+		}
 	})
 	return a.mail.index, a.mail.err
 }
@@ -83,7 +92,7 @@ func (a *App) MailIndexer(ctx context.Context) (*mailbox.Indexer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the mail index %s: %w", a.MailIndexPath(), err)
 	}
-	a.mail.indexer = mailbox.NewIndexer(mailbox.IndexerOptions{Index: ix, Secrets: mailSecrets{a}, Embedders: a.embedders, Logger: a.Logger})
+	a.mail.indexer = mailbox.NewIndexer(mailbox.IndexerOptions{Index: ix, Secrets: mailSecrets{a}, Embedders: a.embedders, Scheme: a.Org.Scheme(), Logger: a.Logger})
 	return a.mail.indexer, nil
 }
 
@@ -94,10 +103,11 @@ func (a *App) Close() error {
 	if a.mail.refresh != nil {
 		a.mail.refresh.Wait()
 	}
+	err := a.closeSources()
 	if a.mail.index != nil {
-		return a.mail.index.Close()
+		return errors.Join(a.mail.index.Close(), err)
 	}
-	return nil
+	return err
 }
 
 func (a *App) mailPolicy() mailbox.OrgPolicy {
@@ -183,7 +193,13 @@ func (a *App) userEmbedding(spec string) *mailbox.Embedding {
 		if base == "" {
 			base = "http://127.0.0.1:11434/"
 		}
-		return &mailbox.Embedding{Kind: mailbox.EmbeddingOllama, BaseURL: base, Model: model, Provider: policy.ProviderSelfHosted}
+		scheme := policy.ProviderSelfHosted
+		if a.notSelfHosted(context.Background(), base) != "" {
+			// An Ollama anywhere but here or in the organization's network
+			// is a cloud provider for the confidence scheme.
+			scheme = policy.ProviderUnlistedHost
+		}
+		return &mailbox.Embedding{Kind: mailbox.EmbeddingOllama, BaseURL: base, Model: model, Provider: scheme}
 	case "openai":
 		if base == "" {
 			base = "https://api.openai.com/v1/"
@@ -243,6 +259,73 @@ func (s mailSecrets) Secret(_ context.Context, ref string) (string, error) {
 		return "", errNoSecret
 	}
 	return v, nil
+}
+
+// createPrivate creates an empty file at path readable only by the user,
+// unless it exists, so that SQLite opens it with these permissions: mails
+// are as private as chats.
+func createPrivate(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("creating the data directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// privateFiles makes a database and its WAL and shared-memory files
+// readable only by the user, whatever the umask was when they were made.
+func privateFiles(path string) {
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm() != 0o600 {
+			_ = os.Chmod(p, 0o600)
+		}
+	}
+}
+
+// ErrOrgMailbox is wrapped by the error of removing a mailbox that an
+// organization plugin defines.
+var ErrOrgMailbox = errors.New("the mailbox is defined by an organization plugin")
+
+// RemoveMailbox removes one of the user's mailboxes: its settings, its
+// stored secret and everything the local index holds of it. It returns
+// how the index could not be cleared, if it could not, after the rest was
+// done; a mailbox an organization plugin defines is refused.
+func (a *App) RemoveMailbox(ctx context.Context, id string) error {
+	for _, m := range a.Org.Mailboxes {
+		if m.ID == id {
+			return fmt.Errorf("%w (%s): remove it there, or ask your administrator", ErrOrgMailbox, m.Plugin)
+		}
+	}
+	idx := -1
+	for i, m := range a.User.Mailboxes {
+		if m.ID == id {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return fmt.Errorf("there is no mailbox %q in your settings", id)
+	}
+	a.User.Mailboxes = append(a.User.Mailboxes[:idx:idx], a.User.Mailboxes[idx+1:]...)
+	if err := a.SaveUserSettings(); err != nil {
+		return err
+	}
+	if err := a.Secrets.Delete(userSecretRef(id), "secret"); err != nil {
+		return fmt.Errorf("the mailbox is removed from your settings, but its secret could not be deleted from %s: %w", a.Secrets.Where(), err)
+	}
+	if _, err := os.Stat(a.MailIndexPath()); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	ix, err := a.mailIndex(ctx)
+	if err != nil {
+		return fmt.Errorf("the mailbox is removed from your settings, but the mail index could not be opened to delete its mails: %w", err)
+	}
+	if err := ix.DeleteMailbox(ctx, id); err != nil {
+		return fmt.Errorf("the mailbox is removed from your settings, but its mails could not be deleted from the index: %w", err)
+	}
+	return nil
 }
 
 // SetMailboxSecret stores a mailbox's password or token.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -66,8 +68,12 @@ type ResolvedProvider struct {
 	// configuration; the adapters never let them override their own.
 	Extra map[string]any
 	// From says where Steward found it: "flag", "settings", "organization",
-	// "environment" or "local".
+	// "environment", "keys" (stored with `steward keys set`) or "local".
 	From string
+	// NotSelfHosted says why a provider of a self-hosted kind counts as a
+	// cloud provider (SchemeName policy.ProviderUnlistedHost): its host is
+	// neither loopback nor private, nor listed by the organization.
+	NotSelfHosted string
 }
 
 // ErrNoProvider is returned when no provider can be found; its message is
@@ -78,6 +84,11 @@ var ErrNoProvider = errors.New("no model provider found: set OPENAI_API_KEY or A
 // then the organization's providers, then API keys in the environment, then
 // a local Ollama answering on its default address.
 func (a *App) ResolveProvider(ctx context.Context, f ProviderFlags) (*ResolvedProvider, error) {
+	if f.BaseURL != "" {
+		if err := CheckBaseURL(f.BaseURL); err != nil {
+			return nil, fmt.Errorf("%w: --base-url %q: %w", ErrBadFlag, f.BaseURL, err)
+		}
+	}
 	model := firstNonEmpty(f.Model, a.getenv("STEWARD_MODEL"))
 	var rp *ResolvedProvider
 	var err error
@@ -112,6 +123,9 @@ func (a *App) ResolveProvider(ctx context.Context, f ProviderFlags) (*ResolvedPr
 		if p, ok := llm.FromEnvironment(a.getenv); ok {
 			rp = a.fromKind(llm.Kind(p.Kind), model, "", p.APIKey)
 			rp.From = "environment"
+		} else if k, key, ok := a.storedKindKey(); ok {
+			rp = a.fromKind(k, model, "", key)
+			rp.From = "keys"
 		} else if a.ollamaAnswers(ctx) {
 			rp = a.fromKind(llm.KindOllama, model, "", "")
 			rp.From = "local"
@@ -130,6 +144,7 @@ func (a *App) ResolveProvider(ctx context.Context, f ProviderFlags) (*ResolvedPr
 		}
 		rp.Provider = p
 	}
+	a.checkSelfHosted(ctx, rp)
 	rp.Confidence = a.Org.Scheme().ProviderConfidence(rp.SchemeName)
 	for _, id := range a.Org.StringList("DataSourceSecuritySettings.TrustedProviderIds") {
 		if strings.EqualFold(id, rp.ID) {
@@ -145,6 +160,61 @@ func (a *App) ResolveProvider(ctx context.Context, f ProviderFlags) (*ResolvedPr
 	return rp, nil
 }
 
+// ErrBadFlag is wrapped by the error of a provider flag that cannot be
+// right, whatever the server would say.
+var ErrBadFlag = errors.New("invalid flag")
+
+// ErrNoKey is wrapped by the error of a cloud provider without an API key.
+var ErrNoKey = errors.New("no API key")
+
+// CheckKey refuses a cloud provider without an API key before anything is
+// sent: the answer would be 401 however often Steward asked. Answer checks
+// it too; a command calls it first to fail before it does anything else.
+func CheckKey(rp *ResolvedProvider) error {
+	if rp.APIKey != "" {
+		return nil
+	}
+	k, ok := llm.LookupKind(rp.Kind)
+	if !ok {
+		return nil
+	}
+	info, _ := k.Info()
+	if info.SelfHosted || len(info.KeyEnv) == 0 {
+		return nil
+	}
+	where := "set $" + strings.Join(info.KeyEnv, " or $")
+	if rp.ID != "" && rp.ID != string(k) {
+		where += " (or store a key for the provider " + rp.ID + ")"
+	}
+	return fmt.Errorf("%w: %s needs an API key: %s", ErrNoKey, rp.Title, where)
+}
+
+// CheckBaseURL says what is wrong with a provider base URL given by the
+// user: it must be an absolute http or https URL with a host, without
+// credentials, a query or a fragment.
+func CheckBaseURL(raw string) error {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return fmt.Errorf("not a URL (%w); use e.g. http://127.0.0.1:8080/v1/", errors.Unwrap(err))
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return errors.New("it must start with http:// or https://, e.g. http://127.0.0.1:8080/v1/")
+	case u.Host == "" || u.Hostname() == "":
+		return errors.New("it names no host, e.g. http://127.0.0.1:8080/v1/")
+	case u.User != nil:
+		return errors.New("it must not carry a user name or password; pass the key in the provider's environment variable")
+	case u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(raw, "?") || strings.HasSuffix(raw, "#"):
+		return errors.New("it must not carry a query or a fragment")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("port %q is not a port number (1 to 65535)", p)
+		}
+	}
+	return nil
+}
+
 func (a *App) providerByName(name, model, baseURL string) (*ResolvedProvider, error) {
 	for _, op := range a.Org.Providers {
 		if strings.EqualFold(op.ID, name) || strings.EqualFold(op.InstanceName, name) {
@@ -157,7 +227,7 @@ func (a *App) providerByName(name, model, baseURL string) (*ResolvedProvider, er
 			if !ok {
 				return nil, fmt.Errorf("provider %q has kind %q, which Steward does not know: use one of %s", up.ID, up.Kind, kindList())
 			}
-			key, _, _ := a.Secrets.Get("provider::"+up.ID, "api_key")
+			key := a.storedKey(up.ID)
 			if key == "" {
 				key = a.keyFromEnv(k)
 			}
@@ -225,7 +295,14 @@ func (a *App) fromKind(k llm.Kind, model, baseURL, key string) *ResolvedProvider
 	return &ResolvedProvider{Provider: p, Title: info.Title + " (" + model + ")", SchemeName: info.Scheme}
 }
 
-func (a *App) keyFromEnv(k llm.Kind) string { return k.APIKeyFrom(a.getenv) }
+// keyFromEnv finds a kind's key in the environment, then among the keys
+// stored with `steward keys set`.
+func (a *App) keyFromEnv(k llm.Kind) string {
+	if v := k.APIKeyFrom(a.getenv); v != "" {
+		return v
+	}
+	return a.storedKey(string(k))
+}
 
 // ollamaAnswers probes a local Ollama on its default loopback address.
 func (a *App) ollamaAnswers(ctx context.Context) bool {
@@ -253,7 +330,13 @@ func kindList() string {
 
 // NewAdapter builds the adapter for the provider's wire API.
 func NewAdapter(p llm.Provider, req llm.Request, client *http.Client) (llm.Adapter, error) {
-	tr := &llm.Transport{Client: client, Setting: providerSetting(p)}
+	return newAdapter(p, req, &llm.Transport{Client: client})
+}
+
+func newAdapter(p llm.Provider, req llm.Request, tr *llm.Transport) (llm.Adapter, error) {
+	if tr.Setting == "" {
+		tr.Setting = providerSetting(p)
+	}
 	switch p.Caps.API {
 	case llm.ChatCompletions, "":
 		return chatcompletions.New(p, req, tr), nil

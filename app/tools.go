@@ -10,6 +10,7 @@ import (
 	"github.com/stewardhq/steward/tool"
 	"github.com/stewardhq/steward/tools/confluence"
 	"github.com/stewardhq/steward/tools/mail"
+	"github.com/stewardhq/steward/tools/semantic"
 	"github.com/stewardhq/steward/tools/webpage"
 	"github.com/stewardhq/steward/tools/websearch"
 	"github.com/stewardhq/steward/web"
@@ -24,7 +25,7 @@ func (a *App) buildTools() ([]tool.Tool, error) {
 	}
 	mailTools := mail.Tools(mail.Options{Service: ms, Guard: a.Filter(), Location: time.Local, Logger: a.Logger})
 	signIn := func() (web.SignIn, error) { return kerberos.New(kerberos.FromEnvironment()) }
-	return append([]tool.Tool{
+	tools := append([]tool.Tool{
 		websearch.New(websearch.Deps{Web: a.WebService(), Guard: a.Filter(), Logger: a.Logger}),
 		webpage.New(webpage.Deps{Web: a.WebService(), Guard: a.Filter(), Wiki: a.wiki, Logger: a.Logger,
 			SignIn: signIn,
@@ -35,7 +36,10 @@ func (a *App) buildTools() ([]tool.Tool, error) {
 			// The wiki's REST API is a configured service: resolved and
 			// dialed like the web service (tests route both to loopback).
 			HTTP: &http.Client{Transport: web.ServiceTransport(a.webOptions)}}),
-	}, mailTools...), nil
+	}, mailTools...)
+	// semantic_search offers itself from the chat's data sources.
+	tools = append(tools, semantic.New(semantic.Options{Service: a.SourceService(), Effective: a.EffectiveDataSources, Enabled: a.SourcesEnabled, Logger: a.Logger}))
+	return tools, nil
 }
 
 // wiki returns the wiki search_confluence searches, for read_web_page: the

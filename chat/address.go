@@ -302,17 +302,30 @@ func escapeQuery(q string) string {
 // address that also appears in the call's own argument values, even as part
 // of one. A tool such as semantic search echoes its query, and the model
 // could otherwise turn any address it makes up into one a tool returned.
+//
+// An echo is recognised however it was spelt: both the arguments and the
+// result's addresses are compared as written and as they read once their
+// percent-encoding (applied up to four times over) and HTML character
+// references are undone, by request key (RequestKey) and as text,
+// ignoring case. So an address the model percent-encoded in its arguments
+// and the tool echoed decoded counts as an echo, and so does the other way
+// round. That leaves out a little more than needed, never less.
 func ReturnedAddresses(content string, args json.RawMessage) []string {
 	found := FindWebAddresses(content)
 	if len(found) == 0 {
 		return nil
 	}
-	values := argumentValues(args)
+	var forms []string // every argument value in every decoded form, lower case
 	echoed := map[string]bool{}
-	for _, v := range values {
-		for _, a := range FindWebAddresses(v) {
-			if k, ok := RequestKey(a); ok {
-				echoed[k] = true
+	for _, v := range argumentValues(args) {
+		for _, f := range decodedForms(v) {
+			forms = append(forms, strings.ToLower(f))
+			for _, a := range FindWebAddresses(f) {
+				for _, af := range decodedForms(a) {
+					if k, ok := RequestKey(af); ok {
+						echoed[k] = true
+					}
+				}
 			}
 		}
 	}
@@ -320,10 +333,10 @@ func ReturnedAddresses(content string, args json.RawMessage) []string {
 	seen := map[string]bool{}
 	for _, a := range found {
 		k, ok := RequestKey(a)
-		if !ok || seen[k] || echoed[k] {
+		if !ok || seen[k] {
 			continue
 		}
-		if appearsIn(a, values) {
+		if echoed[k] || isEcho(a, echoed, forms) {
 			continue
 		}
 		seen[k] = true
@@ -332,16 +345,76 @@ func ReturnedAddresses(content string, args json.RawMessage) []string {
 	return keys
 }
 
-// appearsIn reports whether addr stands in one of values. Case is ignored
-// throughout: that leaves out a little more than needed, never less.
-func appearsIn(addr string, values []string) bool {
-	low := strings.ToLower(addr)
-	for _, v := range values {
-		if strings.Contains(strings.ToLower(v), low) {
+// isEcho reports whether addr, as written or decoded, has the request key
+// of an address in the arguments or stands in one of their values.
+func isEcho(addr string, echoed map[string]bool, forms []string) bool {
+	for i, f := range decodedForms(addr) {
+		if k, ok := RequestKey(f); i > 0 && ok && echoed[k] {
 			return true
+		}
+		low := strings.ToLower(f)
+		for _, v := range forms {
+			if strings.Contains(v, low) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// maxDecodeRounds is how often a text is decoded: an address
+// percent-encoded that many times over is still recognised.
+const maxDecodeRounds = 4
+
+// decodedForms returns s followed by what it reads as after its HTML
+// character references and percent-encoding are undone, round after round,
+// until nothing changes or maxDecodeRounds is reached.
+func decodedForms(s string) []string {
+	out := []string{s}
+	cur := s
+	for i := 0; i < maxDecodeRounds; i++ {
+		next := percentDecode(html.UnescapeString(cur))
+		if next == cur {
+			break
+		}
+		out = append(out, next)
+		cur = next
+	}
+	return out
+}
+
+// percentDecode replaces every valid %XX escape with its byte and leaves
+// everything else, an invalid escape included, as it is.
+func percentDecode(s string) string {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	b = append(b, s[:i]...)
+	for ; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
 }
 
 // argumentValues returns every string in args, at any depth, plus the keys

@@ -2,8 +2,10 @@ package chat
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -161,6 +163,21 @@ func TestReturnedAddresses(t *testing.T) {
 		{"arguments not JSON", "See https://evil.example/x", `not json https://evil.example/x`, nil},
 		{"each once", "https://a.example/ https://A.example:443/#x", `{}`, []string{key("https://a.example/")}},
 		{"blank arguments", "https://a.example/", ``, []string{key("https://a.example/")}},
+		// Issue 18, point 5: an address percent-encoded in the arguments
+		// and echoed back decoded is still an echo, and so is the other
+		// way round.
+		{"percent-encoded in the arguments", "You asked about https://evil.example/collect?d=order-4711",
+			`{"query":"https%3A%2F%2Fevil.example%2Fcollect%3Fd%3Dorder-4711"}`, nil},
+		{"encoded twice in the arguments", "You asked about https://evil.example/collect?d=secret",
+			`{"query":"https%253A%252F%252Fevil.example%252Fcollect%253Fd%253Dsecret"}`, nil},
+		{"path characters encoded in the arguments", "Result: https://evil.example/secret-4711",
+			`{"url":"https://evil.example/%73ecret-%34711"}`, nil},
+		{"encoded in the result", "Result: https://evil.example/%73ecret-%34711",
+			`{"url":"https://evil.example/secret-4711"}`, nil},
+		{"entities in the arguments", "Result: https://evil.example/x?a=1&b=secret",
+			`{"q":"https:&#x2F;&#x2F;evil.example/x?a=1&amp;b=secret"}`, nil},
+		{"decoding does not hide a real result", "See https://a.example/docs%20page and https://evil.example/x",
+			`{"query":"https%3A%2F%2Fevil.example%2Fx"}`, []string{key("https://a.example/docs%20page")}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -258,6 +275,95 @@ func FuzzReturnedAddresses(f *testing.F) {
 			if echoed[k] {
 				t.Fatalf("%q is an echo of the arguments %s", k, args)
 			}
+		}
+	})
+}
+
+// FuzzEchoIsNeverGiven: an address the model wrote into its arguments, in
+// any mix of percent-encoding (once or twice, any characters), HTML
+// character references and letter case, never comes back as given when the
+// tool echoes it decoded; and the same holds the other way round, for an
+// address written plainly in the arguments and echoed encoded. An
+// unrelated address in the same result still counts.
+func FuzzEchoIsNeverGiven(f *testing.F) {
+	f.Add("collect", "d=order-4711", uint64(0xffffffff), uint8(1))
+	f.Add("a/b/c", "", uint64(0x5), uint8(2))
+	f.Add("secret", "x=1&y=2", uint64(1<<63), uint8(3))
+	f.Add("caf\u00e9", "q=%41", uint64(0xaaaaaaaa), uint8(0))
+	f.Fuzz(func(t *testing.T, path, query string, mask uint64, how uint8) {
+		clean := func(s string) string {
+			var b strings.Builder
+			for _, r := range s {
+				if r > ' ' && r < 0x7f && !strings.ContainsRune("<>\"'`{}|\\^#%", r) {
+					b.WriteRune(r)
+				}
+			}
+			return b.String()
+		}
+		addr := "https://fuzz.example/" + clean(path)
+		if q := clean(query); q != "" {
+			addr += "?" + q
+		}
+		addr = trimAddress(addr)
+		key, ok := RequestKey(addr)
+		if !ok || len(FindWebAddresses(addr)) != 1 || FindWebAddresses(addr)[0] != addr {
+			return
+		}
+		// encode writes s with the bytes the mask picks percent-encoded,
+		// then applies the extra encodings how asks for.
+		encode := func(s string, keepAddress bool) string {
+			var b strings.Builder
+			for i := 0; i < len(s); i++ {
+				c := s[i]
+				pick := mask&(1<<(uint(i)%64)) != 0
+				if keepAddress && i < len("https://fuzz.example/") {
+					pick = false // the result must still hold an address
+				}
+				if pick {
+					fmt.Fprintf(&b, "%%%02X", c)
+				} else {
+					b.WriteByte(c)
+				}
+			}
+			out := b.String()
+			if how&1 != 0 && !keepAddress {
+				out = strings.ReplaceAll(out, "%", "%25") // encoded twice
+			}
+			if how&2 != 0 {
+				out = strings.ReplaceAll(out, "/", "&#x2F;")
+				if keepAddress {
+					out = strings.Replace(out, "https:&#x2F;&#x2F;fuzz.example&#x2F;", "https://fuzz.example/", 1)
+				}
+			}
+			if how&4 != 0 && !keepAddress {
+				out = strings.ToUpper(out)
+			}
+			return out
+		}
+		const other = "https://unrelated.example/page"
+		otherKey, _ := RequestKey(other)
+		argsOf := func(v string) json.RawMessage {
+			b, _ := json.Marshal(map[string]string{"query": "look at " + v + " please"})
+			return b
+		}
+		// Encoded in the arguments, echoed decoded.
+		got := ReturnedAddresses("Echo: "+addr+" and "+other, argsOf(encode(addr, false)))
+		if slices.Contains(got, key) {
+			t.Fatalf("%q counts as given although the arguments carry it as %q", addr, encode(addr, false))
+		}
+		if !slices.Contains(got, otherKey) {
+			t.Fatalf("the unrelated %q was left out: %q", other, got)
+		}
+		// Plain in the arguments, echoed encoded.
+		echo := encode(addr, true)
+		got = ReturnedAddresses("Echo: "+echo+" and "+other, argsOf(addr))
+		for _, a := range FindWebAddresses(echo) {
+			if k, ok := RequestKey(a); ok && slices.Contains(got, k) {
+				t.Fatalf("the echo %q of %q counts as given", a, addr)
+			}
+		}
+		if !slices.Contains(got, otherKey) {
+			t.Fatalf("the unrelated %q was left out: %q", other, got)
 		}
 	})
 }

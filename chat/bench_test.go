@@ -46,3 +46,20 @@ func BenchmarkFindWebAddresses(b *testing.B) {
 		FindWebAddresses(text)
 	}
 }
+
+// BenchmarkReturnedAddresses: a 100,000-character search result with 200
+// links, and arguments holding a query with an address, as web_search
+// returns them.
+func BenchmarkReturnedAddresses(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 100_000; i++ {
+		fmt.Fprintf(&sb, "Result %d: https://site%d.example/article/%d?ref=search%%20page %s\n", i, i%200, i, strings.Repeat("text ", 80))
+	}
+	content := sb.String()
+	args := []byte(`{"query":"compare https://site7.example/article/7 with the news","page":1}`)
+	b.SetBytes(int64(len(content)))
+	b.ReportAllocs()
+	for b.Loop() {
+		ReturnedAddresses(content, args)
+	}
+}

@@ -55,6 +55,9 @@ type Message struct {
 	Traces []Trace `json:"traces,omitempty"`
 	// Sources are the "Sources used by tools" of an assistant message.
 	Sources []tool.Source `json:"sources,omitempty"`
+	// Incomplete marks an assistant message that was cut off: the stream
+	// ended early, the request failed part-way or the user stopped it.
+	Incomplete bool `json:"incomplete,omitempty"`
 }
 
 // Thread is one chat: its messages and what it demands of every later
@@ -84,6 +87,7 @@ type Thread struct {
 	requiredConfidence policy.Confidence
 	dataSecurity       policy.DataSecurity
 	outbound           policy.OutboundRequirement
+	dataSources        DataSourceOptions
 	// lastSystemPrompt and toolAddresses live for the session only: after
 	// a restart a chat knows fewer addresses, never more.
 	lastSystemPrompt string
@@ -256,7 +260,10 @@ type threadJSON struct {
 	RequiredConfidence string        `json:"required_confidence"`
 	DataSecurity       string        `json:"data_security"`
 	Outbound           *outboundJSON `json:"outbound,omitempty"`
-	Messages           []Message     `json:"messages"`
+	// DataSources are the chat's data-source options, absent while it
+	// follows the defaults.
+	DataSources *DataSourceOptions `json:"data_sources,omitempty"`
+	Messages    []Message          `json:"messages"`
 }
 
 type outboundJSON struct {
@@ -278,6 +285,10 @@ func (t *Thread) MarshalJSON() ([]byte, error) {
 		RequiredConfidence: t.requiredConfidence.String(),
 		DataSecurity:       t.dataSecurity.String(),
 		Messages:           append([]Message(nil), t.Messages...),
+	}
+	if t.dataSources.Set {
+		o := t.dataSources
+		j.DataSources = &o
 	}
 	if t.outbound.Set {
 		j.Outbound = &outboundJSON{
@@ -332,5 +343,9 @@ func (t *Thread) UnmarshalJSON(data []byte) error {
 	t.requiredConfidence = policy.Max(t.requiredConfidence, conf)
 	t.dataSecurity = policy.TightenDataSecurity(t.dataSecurity, ds)
 	t.outbound = t.outbound.Tighten(out)
+	if j.DataSources != nil {
+		t.dataSources = *j.DataSources
+		t.dataSources.Set = true
+	}
 	return nil
 }

@@ -62,6 +62,17 @@ func Load(ctx context.Context, dir string, opts Options) (*Effective, error) {
 	orgFiles, localFiles := pluginFiles(dir)
 	eff := &Effective{Settings: map[string]Managed{}}
 	seen := map[string]*Plugin{}
+	// With isolation, every plugin runs in one child process (a new one
+	// only after a plugin had to be stopped), so a command pays for one
+	// process start, not one per plugin.
+	var isolated map[string]runResult
+	if opts.Isolation != nil {
+		files := append(append([]string{}, orgFiles...), localFiles...)
+		isolated = map[string]runResult{}
+		for i, r := range opts.Isolation.runAll(ctx, files, opts.Limits) {
+			isolated[files[i]] = r
+		}
+	}
 	for _, group := range []struct {
 		files []string
 		org   bool
@@ -70,15 +81,27 @@ func Load(ctx context.Context, dir string, opts Options) (*Effective, error) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			p, probs, err := LoadPlugin(ctx, f, group.org, opts)
+			var p *Plugin
+			var probs []Problem
+			var err error
+			if r, ok := isolated[f]; ok {
+				p, probs, err = readPlugin(f, group.org, opts, r.globals, r.err)
+			} else {
+				p, probs, err = LoadPlugin(ctx, f, group.org, opts)
+			}
+			if ctx.Err() != nil {
+				// Ctrl-C while a plugin ran: stop here, not with a
+				// half-read configuration.
+				return nil, ctx.Err()
+			}
 			eff.Problems = append(eff.Problems, probs...)
 			if err != nil {
-				eff.Problems = append(eff.Problems, Problem{File: f, Line: errLine(err), Message: "the plugin was not loaded: " + cleanLuaError(err)})
+				eff.Problems = append(eff.Problems, Problem{File: f, Line: errLine(err), Message: "the plugin was not loaded: " + cleanLuaError(err), Kind: ProblemSkipped})
 				continue
 			}
 			if prev, dup := seen[p.ID]; dup {
 				// An organization plugin beats a local one with the same ID.
-				eff.Problems = append(eff.Problems, Problem{File: f, Message: fmt.Sprintf("plugin ID %s is also used by %s; only one is loaded", p.ID, prev.Path)})
+				eff.Problems = append(eff.Problems, Problem{File: f, Message: fmt.Sprintf("plugin ID %s is also used by %s; only one is loaded", p.ID, prev.Path), Kind: ProblemSkipped})
 				if prev.Org || !p.Org {
 					continue
 				}
@@ -102,12 +125,16 @@ func Load(ctx context.Context, dir string, opts Options) (*Effective, error) {
 		}
 		return a.Path < b.Path
 	})
+	owners := map[string]map[string]*Plugin{}
 	for _, p := range eff.Plugins {
 		for _, s := range p.Settings {
 			prev, had := eff.Settings[s.Key]
-			if had && prev.Org && !p.Org {
-				eff.Problems = append(eff.Problems, Problem{File: p.Path, Line: s.Line, Message: fmt.Sprintf("%s is managed by the organization plugin %q; the local value is ignored", s.Key, prev.Plugin)})
-				continue
+			if !p.Org {
+				if owner := orgOwner(eff, s.Key); owner != "" {
+					eff.Problems = append(eff.Problems, Problem{File: p.Path, Line: s.Line, Kind: ProblemConflict,
+						Message: fmt.Sprintf("%s is managed by the organization plugin %q; the local plugin %q may not change it, its value is ignored", s.Key, owner, p.Name)})
+					continue
+				}
 			}
 			v := s.Value
 			if s.Key == "DataApp.EnabledPreviewFeatures" && had {
@@ -115,13 +142,64 @@ func Load(ctx context.Context, dir string, opts Options) (*Effective, error) {
 			}
 			eff.Settings[s.Key] = Managed{Value: v, Locked: s.Locked, PluginID: p.ID, Plugin: p.Name, Org: p.Org}
 		}
-		eff.Providers = mergeByID(eff.Providers, p.Providers, func(x ProviderConfig) string { return x.ID })
-		eff.EmbeddingProviders = mergeByID(eff.EmbeddingProviders, p.EmbeddingProviders, func(x EmbeddingConfig) string { return x.ID })
-		eff.DataSources = mergeByID(eff.DataSources, p.DataSources, func(x DataSourceConfig) string { return x.ID })
-		eff.Mailboxes = mergeByID(eff.Mailboxes, p.Mailboxes, func(x MailboxConfig) string { return x.ID })
-		eff.MCPServers = mergeMCPServers(eff.MCPServers, p, &eff.Problems)
+		eff.Providers = mergeDefinitions(eff, owners, "provider", eff.Providers, p, p.Providers, func(x ProviderConfig) string { return x.ID })
+		eff.EmbeddingProviders = mergeDefinitions(eff, owners, "embedding provider", eff.EmbeddingProviders, p, p.EmbeddingProviders, func(x EmbeddingConfig) string { return x.ID })
+		eff.DataSources = mergeDefinitions(eff, owners, "data source", eff.DataSources, p, p.DataSources, func(x DataSourceConfig) string { return x.ID })
+		eff.Mailboxes = mergeDefinitions(eff, owners, "mailbox", eff.Mailboxes, p, p.Mailboxes, func(x MailboxConfig) string { return x.ID })
+		eff.MCPServers = mergeDefinitions(eff, owners, "MCP server", eff.MCPServers, p, p.MCPServers, func(x MCPServerConfig) string { return x.ID })
 	}
 	return eff, nil
+}
+
+// linkedSettings are settings that decide together: an organization that
+// manages one of them manages all, so that a local plugin cannot loosen the
+// organization's choice through the other (e.g. list OPEN_AI as HIGH in
+// the custom scheme the organization chose without a map).
+var linkedSettings = [][]string{
+	{"DataConfidence.ConfidenceScheme", "DataConfidence.CustomConfidenceScheme"},
+}
+
+// orgOwner names the organization plugin managing key, or a setting linked
+// with it; "" when none does.
+func orgOwner(eff *Effective, key string) string {
+	keys := []string{key}
+	for _, group := range linkedSettings {
+		for _, k := range group {
+			if k == key {
+				keys = group
+			}
+		}
+	}
+	for _, k := range keys {
+		if m, ok := eff.Settings[k]; ok && m.Org {
+			return m.Plugin
+		}
+	}
+	return ""
+}
+
+// mergeDefinitions adds one plugin's definitions of one kind (providers,
+// mailboxes, data sources, and whatever kind a plugin defines next) to
+// those of the plugins before it, by ID. A later plugin replaces an earlier
+// one's definition, except that a local plugin never replaces an
+// organization plugin's: its definition is refused with one problem naming
+// both plugins. Plugins arrive in start order, organization plugins first.
+func mergeDefinitions[T any](eff *Effective, owners map[string]map[string]*Plugin, kind string, have []T, p *Plugin, add []T, id func(T) string) []T {
+	if owners[kind] == nil {
+		owners[kind] = map[string]*Plugin{}
+	}
+	var keep []T
+	for _, a := range add {
+		key := strings.ToLower(id(a))
+		if owner, ok := owners[kind][key]; ok && owner.Org && !p.Org {
+			eff.Problems = append(eff.Problems, Problem{File: p.Path, Line: lineOf(p.src, id(a)), Kind: ProblemConflict,
+				Message: fmt.Sprintf("%s %q is defined by the organization plugin %q (%s); the local plugin %q may not redefine it, its definition is ignored", kind, id(a), owner.Name, owner.Path, p.Name)})
+			continue
+		}
+		owners[kind][key] = p
+		keep = append(keep, a)
+	}
+	return mergeByID(have, keep, func(x T) string { return strings.ToLower(id(x)) })
 }
 
 func mergeByID[T any](have, add []T, id func(T) string) []T {

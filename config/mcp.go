@@ -536,24 +536,6 @@ func checkMCPClientConfidence(v string) error {
 	return err
 }
 
-// mergeMCPServers adds the servers of plugin p. A later plugin replaces a
-// server of the same ID, except that a local plugin never replaces an
-// organization's server: that is reported and the organization's stays.
-func mergeMCPServers(have []MCPServerConfig, p *Plugin, problems *[]Problem) []MCPServerConfig {
-	for _, s := range p.MCPServers {
-		i := slices.IndexFunc(have, func(h MCPServerConfig) bool { return h.ID == s.ID })
-		switch {
-		case i < 0:
-			have = append(have, s)
-		case have[i].Org && !p.Org:
-			*problems = append(*problems, Problem{File: p.Path, Message: fmt.Sprintf("MCP server %q is defined by the organization plugin %q; the local definition is ignored", s.ID, have[i].Plugin)})
-		default:
-			have[i] = s
-		}
-	}
-	return have
-}
-
 // MCPClientConfidence is the confidence `steward mcp serve` gives a
 // connecting MCP client, and whether the organization locked it: the
 // organization's locked value, else the user's, else the organization's

@@ -20,7 +20,32 @@ type Problem struct {
 	File    string
 	Line    int // 0 when unknown
 	Message string
+	// Kind says how much the problem matters; every command reports the
+	// kinds other than ProblemOther (see Problem.Always).
+	Kind ProblemKind
 }
+
+// ProblemKind sorts problems by what they mean for the user.
+type ProblemKind int
+
+// The kinds of problems.
+const (
+	// ProblemOther is a setting or definition left out that loosens
+	// nothing; `steward config check` lists it.
+	ProblemOther ProblemKind = iota
+	// ProblemSkipped is a plugin that was not loaded at all.
+	ProblemSkipped
+	// ProblemSecurity is a security setting that could not be read and
+	// counts as its strictest value.
+	ProblemSecurity
+	// ProblemConflict is a local plugin's definition refused because an
+	// organization plugin defines the same ID.
+	ProblemConflict
+)
+
+// Always reports whether every command reports the problem, not only
+// `steward config check`.
+func (p Problem) Always() bool { return p.Kind != ProblemOther }
 
 func (p Problem) String() string {
 	if p.Line > 0 {
@@ -46,6 +71,9 @@ type Plugin struct {
 	Mailboxes          []MailboxConfig
 	MCPServers         []MCPServerConfig
 	Settings           []Setting
+
+	// src is the plugin's source, to point problems found later at a line.
+	src []byte
 }
 
 // ProviderConfig is one entry of CONFIG["LLM_PROVIDERS"].
@@ -69,13 +97,6 @@ type EmbeddingConfig struct {
 	ID, Name, UsedLLMProvider, Host, Hostname, ModelID string
 	APIKey                                             string
 	Plugin                                             string
-}
-
-// DataSourceConfig is one ERI data source of CONFIG["DATA_SOURCES"].
-type DataSourceConfig struct {
-	ID, Name, Type, Hostname, AuthMethod, SecurityPolicy, SelectedRetrievalID string
-	Port, MaxMatches                                                          int
-	Plugin                                                                    string
 }
 
 // MailboxConfig is one entry of CONFIG["MAILBOXES"].
@@ -112,6 +133,12 @@ type Options struct {
 	KnownToolField func(toolID, field string) bool
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
+	// Isolation runs each plugin in a child process that can be stopped at
+	// any point; nil runs plugins in this process, where the limits hold
+	// inside every library function but a single instruction of the Lua
+	// virtual machine may overshoot the memory limit before it is stopped.
+	// Programs that load plugins they do not control should set it.
+	Isolation *ChildProcess
 }
 
 // Known keys of CONFIG["SETTINGS"] other than tool settings, with the kind
@@ -127,7 +154,10 @@ var appSettings = map[string]string{
 	"DataApp.EnabledPreviewFeatures":                "list",
 	"DataSourceSecuritySettings.TrustedProviderIds": "list",
 	"DataMailboxes.AllowedServers":                  "list",
-	"DataMailboxes.MinimumOutboundDataRestriction":  "string",
+	// Which data sources a new chat searches and how (see datasources.go).
+	"DataChat.PreselectedDataSourceIds":            "list",
+	"DataChat.PreselectedDataSourcesRetrievalMode": "string",
+	"DataMailboxes.MinimumOutboundDataRestriction": "string",
 	// The prompt-injection filter's external classifier (see guard).
 	"DataPromptInjection.ClassifierUrl":            "string",
 	"DataPromptInjection.ClassifierApiKey":         "string",
@@ -152,16 +182,29 @@ func AppSettingKeys() []string {
 // of the plugin usable are returned alongside it; an error means the plugin
 // could not be used at all.
 func LoadPlugin(ctx context.Context, path string, org bool, opts Options) (*Plugin, []Problem, error) {
+	var globals map[string]any
+	var err error
+	if opts.Isolation != nil {
+		res := opts.Isolation.runAll(ctx, []string{path}, opts.Limits)
+		globals, err = res[0].globals, res[0].err
+	} else {
+		globals, err = runLua(ctx, path, opts.Limits)
+	}
+	return readPlugin(path, org, opts, globals, err)
+}
+
+// readPlugin reads a plugin from the globals its run left, or fails with
+// the run's error.
+func readPlugin(path string, org bool, opts Options, globals map[string]any, err error) (*Plugin, []Problem, error) {
+	if err != nil {
+		return nil, nil, err
+	}
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	src, _ := os.ReadFile(path)
-	globals, err := runLua(ctx, path, opts.Limits)
-	if err != nil {
-		return nil, nil, err
-	}
-	p := &Plugin{Org: org, Path: path}
+	p := &Plugin{Org: org, Path: path, src: src}
 	var probs []Problem
 	problem := func(key, format string, a ...any) {
 		probs = append(probs, Problem{File: path, Line: lineOf(src, key), Message: fmt.Sprintf(format, a...)})
@@ -254,28 +297,7 @@ func LoadPlugin(ctx context.Context, path string, org bool, opts Options) (*Plug
 		}
 		p.EmbeddingProviders = append(p.EmbeddingProviders, ec)
 	}
-	for i, e := range listOf(cfg["DATA_SOURCES"]) {
-		m, ok := e.(map[string]any)
-		if !ok {
-			problem("DATA_SOURCES", "DATA_SOURCES[%d] must be a table", i+1)
-			continue
-		}
-		ds := DataSourceConfig{ID: str(m, "Id"), Name: str(m, "Name"), Type: str(m, "Type"), Hostname: str(m, "Hostname"), AuthMethod: str(m, "AuthMethod"),
-			SecurityPolicy: str(m, "SecurityPolicy"), SelectedRetrievalID: str(m, "SelectedRetrievalId"), Port: intOf(m["Port"]), MaxMatches: intOf(m["MaxMatches"]), Plugin: p.Name}
-		if !strings.EqualFold(ds.Type, "ERI_V1") {
-			problem(firstNonEmpty(ds.ID, "DATA_SOURCES"), "DATA_SOURCES[%d]: Type must be ERI_V1, but is %q", i+1, ds.Type)
-			continue
-		}
-		if strings.EqualFold(ds.SecurityPolicy, "NOT_SPECIFIED") || ds.SecurityPolicy == "" {
-			problem(firstNonEmpty(ds.ID, "DATA_SOURCES"), "DATA_SOURCES[%d]: SecurityPolicy must be ALLOW_ANY or SELF_HOSTED", i+1)
-			continue
-		}
-		if missing := missingFields(map[string]string{"Id": ds.ID, "Name": ds.Name, "Hostname": ds.Hostname, "SelectedRetrievalId": ds.SelectedRetrievalID}); len(missing) > 0 {
-			problem(firstNonEmpty(ds.ID, "DATA_SOURCES"), "DATA_SOURCES[%d] lacks %s", i+1, strings.Join(missing, ", "))
-			continue
-		}
-		p.DataSources = append(p.DataSources, ds)
-	}
+	p.DataSources = parseDataSources(cfg["DATA_SOURCES"], p.Name, path, org, problem, func(key string) int { return lineOf(src, key) }, decrypt)
 	for i, e := range listOf(cfg["MAILBOXES"]) {
 		m, ok := e.(map[string]any)
 		if !ok {
@@ -292,13 +314,17 @@ func LoadPlugin(ctx context.Context, path string, org bool, opts Options) (*Plug
 		}
 		level, err := policy.ParseConfidence(firstNonEmpty(str(m, "RequiredProviderConfidence"), "HIGH"))
 		if err != nil || level < policy.VeryLow {
-			problem(firstNonEmpty(mb.ID, "MAILBOXES"), "MAILBOXES[%d]: RequiredProviderConfidence must be one of VERY_LOW, LOW, MODERATE, MEDIUM, HIGH (NONE, UNTRUSTED and UNKNOWN would close the mailbox)", i+1)
+			probs = append(probs, Problem{File: path, Line: lineOf(src, firstNonEmpty(mb.ID, "MAILBOXES")), Kind: ProblemSecurity,
+				Message: fmt.Sprintf("MAILBOXES[%d] (%s): RequiredProviderConfidence must be one of VERY_LOW, LOW, MODERATE, MEDIUM, HIGH (NONE, UNTRUSTED and UNKNOWN would close the mailbox), but is %q; it counts as HIGH", i+1, mb.ID, str(m, "RequiredProviderConfidence"))})
 			level = policy.High
 		}
 		mb.RequiredProviderConfidence = level
 		restr, err := policy.ParseRestriction(firstNonEmpty(str(m, "OutboundDataRestriction"), "ONLY_LINKS_FROM_CHAT"))
 		if err != nil {
-			problem(firstNonEmpty(mb.ID, "MAILBOXES"), "MAILBOXES[%d]: %v", i+1, err)
+			// ParseRestriction answers the strictest level for what it
+			// cannot read.
+			probs = append(probs, Problem{File: path, Line: lineOf(src, firstNonEmpty(mb.ID, "MAILBOXES")), Kind: ProblemSecurity,
+				Message: fmt.Sprintf("MAILBOXES[%d] (%s): OutboundDataRestriction: %v", i+1, mb.ID, err)})
 		}
 		mb.OutboundDataRestriction = restr
 		mb.Secret = decrypt("Secret", str(m, "Secret"))
@@ -343,20 +369,45 @@ func LoadPlugin(ctx context.Context, path string, org bool, opts Options) (*Plug
 			if _, ok := settings[base]; !ok {
 				problem(k, "%s names a setting the plugin does not set", k)
 			} else if _, isBool := settings[k].(bool); !isBool {
-				problem(k, "%s must be true or false", k)
+				probs = append(probs, Problem{File: path, Line: lineOf(src, k), Kind: ProblemSecurity,
+					Message: fmt.Sprintf("%s must be true or false, but is %s; the setting stays locked", k, kindName(settings[k]))})
 			}
 			continue
 		}
 		v := settings[k]
 		line := lineOf(src, k)
 		if kind, ok := appSettings[k]; ok {
-			if msg := checkKind(k, kind, v); msg != "" {
+			msg := checkKind(k, kind, v)
+			if msg == "" {
+				msg = checkAppValue(k, v)
+			}
+			if msg != "" && IsSecuritySetting(k) {
+				// An unreadable security setting counts as its strictest
+				// value; leaving it out would switch the protection off.
+				probs = append(probs, Problem{File: path, Line: line, Kind: ProblemSecurity,
+					Message: fmt.Sprintf("%s; it counts as its strictest value (%s)", msg, strictestDescription(k))})
+				v = strictestValues[k]()
+			} else if msg != "" {
 				probs = append(probs, Problem{File: path, Line: line, Message: msg})
 				continue
 			}
-			if msg := checkAppValue(k, v); msg != "" {
-				probs = append(probs, Problem{File: path, Line: line, Message: msg})
-				continue
+			if mm, isMap := v.(map[string]any); isMap {
+				strict := map[string]string{"DataTools.MinimumProviderConfidenceByToolId": "HIGH", "DataConfidence.CustomConfidenceScheme": "NONE"}[k]
+				if strict != "" {
+					v = sanitizeLevelMap(k, mm, strict, func(entry, m string) {
+						probs = append(probs, Problem{File: path, Line: lineOfAfter(src, entry, line), Message: m, Kind: ProblemSecurity})
+					})
+				}
+			}
+			if l, isList := v.([]any); isList && IsSecuritySetting(k) {
+				for i, e := range l {
+					if _, isStr := e.(string); !isStr {
+						probs = append(probs, Problem{File: path, Line: line, Kind: ProblemSecurity,
+							Message: fmt.Sprintf("%s[%d] must be a string, but is %s; the setting counts as its strictest value (%s)", k, i+1, kindName(e), strictestDescription(k))})
+						v = strictestValues[k]()
+						break
+					}
+				}
 			}
 			if k == "DataPromptInjection.ClassifierApiKey" {
 				// A secret: only accepted encrypted, kept decrypted.
@@ -383,6 +434,72 @@ func LoadPlugin(ctx context.Context, path string, org bool, opts Options) (*Plug
 		p.Settings = append(p.Settings, Setting{Key: k, Value: v, Locked: !allow, Line: line})
 	}
 	return p, probs, nil
+}
+
+// strictestValues are what an unreadable security setting counts as: the
+// value that allows the least. "*" in DataTools.DisabledToolIds switches
+// every tool off, and in DataTools.MinimumProviderConfidenceByToolId it
+// raises every tool to the level.
+var strictestValues = map[string]func() any{
+	"DataConfidence.ConfidenceScheme":               func() any { return "LOCAL_TRUST_ONLY" },
+	"DataConfidence.CustomConfidenceScheme":         func() any { return map[string]any{} },
+	"DataConfidence.EnforceGlobalMinimumConfidence": func() any { return true },
+	"DataConfidence.GlobalMinimumConfidence":        func() any { return "HIGH" },
+	"DataTools.EnableTools":                         func() any { return false },
+	"DataTools.DisabledToolIds":                     func() any { return []any{"*"} },
+	"DataTools.MinimumProviderConfidenceByToolId":   func() any { return map[string]any{"*": "HIGH"} },
+	"DataSourceSecuritySettings.TrustedProviderIds": func() any { return []any{} },
+	"DataMailboxes.AllowedServers":                  func() any { return []any{} },
+	"DataMailboxes.MinimumOutboundDataRestriction":  func() any { return "ONLY_CONFIGURED_SERVICES" },
+}
+
+// IsSecuritySetting reports whether an application setting governs where
+// data may go; such a setting that cannot be read counts as its strictest
+// value rather than being left out.
+func IsSecuritySetting(key string) bool { _, ok := strictestValues[key]; return ok }
+
+// strictestDescription words the strictest value of a key for a problem.
+func strictestDescription(key string) string {
+	switch key {
+	case "DataTools.DisabledToolIds":
+		return "every tool switched off"
+	case "DataTools.MinimumProviderConfidenceByToolId":
+		return "HIGH for every tool"
+	case "DataSourceSecuritySettings.TrustedProviderIds":
+		return "no provider trusted"
+	case "DataMailboxes.AllowedServers":
+		return "no mail server allowed"
+	case "DataConfidence.CustomConfidenceScheme":
+		return "no provider listed (UNKNOWN for each)"
+	}
+	return fmt.Sprint(strictestValues[key]())
+}
+
+// sanitizeLevelMap reads a map of confidence levels entry by entry: an
+// entry that cannot be read counts as strict, and the rest keeps working.
+func sanitizeLevelMap(key string, m map[string]any, strict string, problem func(entry, msg string)) map[string]any {
+	out := make(map[string]any, len(m))
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		lv := m[k]
+		s, isStr := lv.(string)
+		if !isStr {
+			problem(k, fmt.Sprintf("%s[%q] must be a confidence level name such as \"HIGH\", but is %s; it counts as %s", key, k, kindName(lv), strict))
+			out[k] = strict
+			continue
+		}
+		if _, err := policy.ParseConfidence(s); err != nil {
+			problem(k, fmt.Sprintf("%s[%q]: %v; it counts as %s", key, k, err, strict))
+			out[k] = strict
+			continue
+		}
+		out[k] = s
+	}
+	return out
 }
 
 func checkKind(key, kind string, v any) string {
@@ -422,6 +539,10 @@ func checkAppValue(key string, v any) string {
 		if _, err := policy.ParseConfidence(v.(string)); err != nil {
 			return key + ": " + err.Error()
 		}
+	case "DataChat.PreselectedDataSourcesRetrievalMode":
+		if m := strings.ToUpper(strings.TrimSpace(v.(string))); m != "SEMANTIC_SEARCH" && m != "EVERY_MESSAGE" {
+			return fmt.Sprintf("%s must be SEMANTIC_SEARCH (the model searches with semantic_search) or EVERY_MESSAGE (every message is searched), but is %q", key, v)
+		}
 	case "DataMailboxes.MinimumOutboundDataRestriction":
 		if _, err := policy.ParseRestriction(v.(string)); err != nil {
 			return key + ": " + err.Error()
@@ -444,17 +565,6 @@ func checkAppValue(key string, v any) string {
 		n, err := strconv.Atoi(strings.TrimSpace(v.(string)))
 		if err != nil || n < 1 || n > 120 {
 			return fmt.Sprintf("%s must be a whole number of seconds from 1 to 120 such as \"10\", but is %q", key, v)
-		}
-	case "DataConfidence.CustomConfidenceScheme", "DataTools.MinimumProviderConfidenceByToolId":
-		m, _ := v.(map[string]any)
-		for k, lv := range m {
-			s, ok := lv.(string)
-			if !ok {
-				return fmt.Sprintf("%s[%q] must be a confidence level name such as \"HIGH\"", key, k)
-			}
-			if _, err := policy.ParseConfidence(s); err != nil {
-				return fmt.Sprintf("%s[%q]: %v", key, k, err)
-			}
 		}
 	}
 	return ""
@@ -543,6 +653,20 @@ func firstNonEmpty(v ...string) string {
 		}
 	}
 	return ""
+}
+
+// lineOfAfter finds the first line at or after from mentioning key, the
+// way lineOf does; it falls back to from.
+func lineOfAfter(src []byte, key string, from int) int {
+	lines := strings.Split(string(src), "\n")
+	for _, pat := range []string{`"` + key + `"`, `'` + key + `'`, key + " =", key + "="} {
+		for i := max(from-1, 0); i < len(lines); i++ {
+			if strings.Contains(lines[i], pat) {
+				return i + 1
+			}
+		}
+	}
+	return from
 }
 
 // lineOf finds the first line of src mentioning key as a quoted string or an

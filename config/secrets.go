@@ -25,12 +25,87 @@ type SecretStore interface {
 const keyringService = "steward::"
 
 // OpenSecretStore returns the OS keyring when one answers, or else a file
-// in dir readable only by the user.
+// in dir readable only by the user. With a keyring, secrets stored in the
+// file while no keyring answered are still read (and moved to the keyring
+// when set again).
 func OpenSecretStore(dir string) SecretStore {
+	file := &FileSecrets{Path: filepath.Join(dir, "secrets.json")}
 	if _, err := keyring.Get(keyringService+"probe", "probe"); err == nil || errors.Is(err, keyring.ErrNotFound) {
-		return osKeyring{}
+		return &layeredSecrets{primary: osKeyring{}, fallback: file}
 	}
-	return &FileSecrets{Path: filepath.Join(dir, "secrets.json")}
+	return file
+}
+
+// SecretLocator is a SecretStore that can say which of its places holds a
+// secret.
+type SecretLocator interface {
+	// Locate names where the secret is kept ("" when it is not stored).
+	Locate(service, key string) (where string, err error)
+}
+
+// LocateSecret names where a store keeps a secret, e.g. "the OS keyring"
+// or the secrets file's path; "" when none is stored. It never returns the
+// value.
+func LocateSecret(s SecretStore, service, key string) (string, error) {
+	if l, ok := s.(SecretLocator); ok {
+		return l.Locate(service, key)
+	}
+	_, ok, err := s.Get(service, key)
+	if err != nil || !ok {
+		return "", err
+	}
+	return s.Where(), nil
+}
+
+// layeredSecrets writes to the keyring and reads the keyring first, then
+// the file.
+type layeredSecrets struct {
+	primary  SecretStore
+	fallback SecretStore
+}
+
+func (l *layeredSecrets) Get(service, key string) (string, bool, error) {
+	v, ok, err := l.primary.Get(service, key)
+	if err != nil || ok {
+		return v, ok, err
+	}
+	return l.fallback.Get(service, key)
+}
+
+func (l *layeredSecrets) Set(service, key, value string) error {
+	if err := l.primary.Set(service, key, value); err != nil {
+		return err
+	}
+	// One place per secret: the file's copy goes once the keyring has it.
+	if _, ok, err := l.fallback.Get(service, key); err == nil && ok {
+		return l.fallback.Delete(service, key)
+	}
+	return nil
+}
+
+func (l *layeredSecrets) Delete(service, key string) error {
+	if err := l.primary.Delete(service, key); err != nil {
+		return err
+	}
+	if _, ok, err := l.fallback.Get(service, key); err == nil && ok {
+		return l.fallback.Delete(service, key)
+	}
+	return nil
+}
+
+func (l *layeredSecrets) Where() string { return l.primary.Where() }
+
+func (l *layeredSecrets) Locate(service, key string) (string, error) {
+	for _, s := range []SecretStore{l.primary, l.fallback} {
+		_, ok, err := s.Get(service, key)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return s.Where(), nil
+		}
+	}
+	return "", nil
 }
 
 type osKeyring struct{}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/stewardhq/steward/policy"
 )
 
 // UserSettingsVersion is the version this Steward writes.
@@ -33,6 +35,9 @@ type UserSettings struct {
 	MinimumConfidence      map[string]string `json:"minimum_confidence,omitempty"`
 	EnabledPreviewFeatures []string          `json:"enabled_preview_features,omitempty"`
 	Mailboxes              []UserMailbox     `json:"mailboxes,omitempty"`
+	// DataSources are the user's data sources (see datasources.go).
+	DataSources        []UserDataSource   `json:"data_sources,omitempty"`
+	DataSourceDefaults DataSourceDefaults `json:"data_source_defaults,omitzero"`
 	// MCP holds the user's MCP servers and the confidence of MCP clients.
 	MCP *UserMCP `json:"mcp,omitempty"`
 }
@@ -207,4 +212,35 @@ func (s *UserSettings) SetToolValue(toolID, field, value string) {
 		s.Tools[toolID] = map[string]string{}
 	}
 	s.Tools[toolID][field] = value
+}
+
+// SecurityProblems reports the security settings of the user's file that
+// cannot be read, with the file and line; each counts as its strictest
+// value: an unreadable minimum confidence as HIGH, a mailbox's unreadable
+// level as HIGH and its unreadable restriction as ONLY_CONFIGURED_SERVICES.
+func (s *UserSettings) SecurityProblems(path string) []Problem {
+	raw, _ := os.ReadFile(path)
+	var out []Problem
+	add := func(anchor string, format string, a ...any) {
+		out = append(out, Problem{File: path, Line: lineOf(raw, anchor), Kind: ProblemSecurity, Message: fmt.Sprintf(format, a...)})
+	}
+	ids := make([]string, 0, len(s.MinimumConfidence))
+	for id := range s.MinimumConfidence {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if _, err := policy.ParseConfidence(s.MinimumConfidence[id]); err != nil {
+			add(s.MinimumConfidence[id], "minimum_confidence[%q]: %v; it counts as HIGH", id, err)
+		}
+	}
+	for _, m := range s.Mailboxes {
+		if c, err := policy.ParseConfidence(m.RequiredProviderConfidence); err != nil || c < policy.VeryLow {
+			add(m.RequiredProviderConfidence, "mailbox %s: required_provider_confidence %q must be VERY_LOW, LOW, MODERATE, MEDIUM or HIGH; it counts as HIGH", m.ID, m.RequiredProviderConfidence)
+		}
+		if _, err := policy.ParseRestriction(m.OutboundDataRestriction); err != nil {
+			add(m.OutboundDataRestriction, "mailbox %s: outbound_data_restriction: %v", m.ID, err)
+		}
+	}
+	return out
 }

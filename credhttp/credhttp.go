@@ -107,6 +107,8 @@ var secretHeaders = []string{
 	"Api-Key",              // Azure OpenAI
 	"X-Goog-Api-Key",       // Google
 	"X-Subscription-Token", // Brave Search
+	"Token",                // ERI v1: the token /auth returned
+	"Password",             // ERI v1: USERNAME_PASSWORD's default field
 }
 
 // secretFields are the JSON body fields Steward carries secrets in.
@@ -116,6 +118,7 @@ var secretFields = []string{
 	"client_secret",
 	"access_token",
 	"refresh_token",
+	"token", // ERI v1: /auth's answer
 }
 
 // IsSecretHeader reports whether Steward carries secrets in the header

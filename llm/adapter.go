@@ -33,6 +33,27 @@ type Adapter interface {
 type RoundOptions struct {
 	FinalInstruction string
 	IncludeTools     bool
+	// Offer, when not nil, replaces the system prompt and the tools the
+	// adapter was built with, for this round. The loop sets it once the
+	// chat's requirements tightened during the run, so that a tool that can
+	// no longer run is no longer offered and its instructions are gone.
+	Offer *Offer
+}
+
+// Offer is what a round offers the model: the effective system prompt and
+// the functions.
+type Offer struct {
+	System string
+	Tools  []ToolSpec
+}
+
+// Effective returns the system prompt and the tools of a round: the
+// offer's when one is set, otherwise those of req.
+func (o RoundOptions) Effective(req Request) (system string, tools []ToolSpec) {
+	if o.Offer != nil {
+		return o.Offer.System, o.Offer.Tools
+	}
+	return req.System, req.Tools
 }
 
 // Round is what one model response came to.

@@ -3,10 +3,15 @@ package llm
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -28,10 +33,101 @@ type Transport struct {
 	MaxDelay time.Duration
 	// Sleep waits; tests replace it. nil waits on a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// OnRetry, when not nil, hears of every retry just before its wait, so
+	// that the user learns why the answer takes longer.
+	OnRetry func(RetryNotice)
 	// Setting names where the provider's address was configured, for the
 	// error when a redirect would take the key to another origin (which is
 	// never followed); empty means "the provider's base URL".
 	Setting string
+}
+
+// RetryNotice describes one retry that is about to happen.
+type RetryNotice struct {
+	// Attempt is the number of the try about to be made (2 for the first
+	// retry); Of is the number of tries allowed.
+	Attempt, Of int
+	// Wait is how long Steward waits before it.
+	Wait time.Duration
+	// Reason is what went wrong with the try before.
+	Reason error
+}
+
+// String reads "retrying (2/4) after 1s: <reason>".
+func (n RetryNotice) String() string {
+	return fmt.Sprintf("retrying (%d/%d) after %s: %v", n.Attempt, n.Of, n.Wait.Round(time.Millisecond), n.Reason)
+}
+
+// ErrIncomplete is wrapped by the error of a round whose stream ended
+// before the wire API's end marker (Chat Completions: a finish_reason or
+// [DONE]; Responses: response.completed; Messages: message_stop), or broke
+// off while it was read. What arrived is not the whole answer.
+var ErrIncomplete = errors.New("the provider's stream ended before the answer was complete")
+
+func (t *Transport) attempts() int {
+	if t.MaxAttempts <= 0 {
+		return 4
+	}
+	return t.MaxAttempts
+}
+
+// backoff is the wait before try attempt (2 for the first retry).
+func (t *Transport) backoff(attempt int) time.Duration {
+	d := t.BaseDelay
+	if d <= 0 {
+		d = time.Second
+	}
+	for i := 2; i < attempt; i++ {
+		d *= 2
+	}
+	return min(d, t.maxDelay())
+}
+
+func (t *Transport) maxDelay() time.Duration {
+	if t.MaxDelay <= 0 {
+		return 30 * time.Second
+	}
+	return t.MaxDelay
+}
+
+// wait announces a retry and waits for it.
+func (t *Transport) wait(ctx context.Context, n RetryNotice) error {
+	if t.OnRetry != nil {
+		t.OnRetry(n)
+	}
+	sleep := t.Sleep
+	if sleep == nil {
+		sleep = sleepCtx
+	}
+	return sleep(ctx, n.Wait)
+}
+
+// RetryEarlyEnd runs round, and runs it again (with the Transport's tries
+// and backoff) when it failed with an error wrapping ErrIncomplete before
+// any text had been handed to onText: the user saw nothing, so nothing is
+// repeated. A stream that ended early after some text is not retried; its
+// error comes back as it is. round must be safe to run again.
+func RetryEarlyEnd[R any](ctx context.Context, tr *Transport, onText func(string), round func(onText func(string)) (R, error)) (R, error) {
+	if tr == nil {
+		tr = &Transport{}
+	}
+	for attempt := 1; ; attempt++ {
+		streamed := false
+		res, err := round(func(s string) {
+			if s != "" {
+				streamed = true
+			}
+			if onText != nil {
+				onText(s)
+			}
+		})
+		if err == nil || streamed || !errors.Is(err, ErrIncomplete) || ctx.Err() != nil || attempt >= tr.attempts() {
+			return res, err
+		}
+		if werr := tr.wait(ctx, RetryNotice{Attempt: attempt + 1, Of: tr.attempts(), Wait: tr.backoff(attempt + 1), Reason: err}); werr != nil {
+			return res, werr
+		}
+	}
 }
 
 // HTTPError is a provider's non-2xx answer.
@@ -46,9 +142,55 @@ func (e *HTTPError) Error() string {
 	return fmt.Sprintf("provider answered HTTP %d: %s", e.StatusCode, e.Message)
 }
 
-// Retryable reports whether a status is worth another try.
+// Retryable reports whether a status is worth another try: a timeout, a
+// conflict, rate limiting and server errors may pass; 400, 401, 403, 404
+// and the like cannot get better by asking again, nor can 501 and 505.
 func Retryable(status int) bool {
-	return status == http.StatusTooManyRequests || status >= 500
+	switch status {
+	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooManyRequests:
+		return true
+	case http.StatusNotImplemented, http.StatusHTTPVersionNotSupported:
+		return false
+	}
+	return status >= 500
+}
+
+// Permanent reports whether an error of sending a request cannot get
+// better by sending it again: a malformed address or unsupported scheme, a
+// host name that does not exist, a certificate that does not verify, a TLS
+// handshake with something that speaks no TLS, a refused redirect.
+func Permanent(err error) bool {
+	var ue *url.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		msg := ue.Err.Error()
+		if strings.Contains(msg, "unsupported protocol scheme") || strings.Contains(msg, "no Host in request URL") || strings.Contains(msg, "invalid URL") {
+			return true
+		}
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) && dns.IsNotFound {
+		return true
+	}
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	var header tls.RecordHeaderError
+	if errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify) || errors.As(err, &header) {
+		return true
+	}
+	// An error a CheckRedirect hook returned (a redirect to another origin
+	// refused) reads "Post …: <hook error>" and is the same every time.
+	if errors.As(err, &ue) && ue.Err != nil && !isNetErr(ue.Err) && !errors.Is(ue.Err, io.EOF) && !errors.Is(ue.Err, io.ErrUnexpectedEOF) && strings.Contains(ue.Err.Error(), "redirect") {
+		return true
+	}
+	return false
+}
+
+func isNetErr(err error) bool {
+	var ne net.Error
+	var oe *net.OpError
+	return errors.As(err, &ne) || errors.As(err, &oe)
 }
 
 // PostJSON posts body and returns the response once it has a 2xx status.
@@ -62,23 +204,7 @@ func (t *Transport) PostJSON(ctx context.Context, url string, header http.Header
 	// The key travels in headers Go does not strip on a redirect to another
 	// host (x-api-key), so redirects stay within the configured origin.
 	client := credhttp.Client(t.Client, setting)
-	attempts := t.MaxAttempts
-	if attempts <= 0 {
-		attempts = 4
-	}
-	delay := t.BaseDelay
-	if delay <= 0 {
-		delay = time.Second
-	}
-	maxDelay := t.MaxDelay
-	if maxDelay <= 0 {
-		maxDelay = 30 * time.Second
-	}
-	sleep := t.Sleep
-	if sleep == nil {
-		sleep = sleepCtx
-	}
-	var lastErr error
+	attempts := t.attempts()
 	for attempt := 1; ; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 		if err != nil {
@@ -99,14 +225,18 @@ func (t *Transport) PostJSON(ctx context.Context, url string, header http.Header
 			if rerr, ok := credhttp.AsRedirectError(err); ok {
 				return nil, rerr
 			}
-			lastErr = err
-			if attempt >= attempts {
-				return nil, fmt.Errorf("could not reach the provider after %d attempts: %w", attempt, lastErr)
+			if Permanent(err) {
+				return nil, fmt.Errorf("could not reach the provider: %w", err)
 			}
-			if err := sleep(ctx, min(delay, maxDelay)); err != nil {
+			if attempt >= attempts {
+				if attempts == 1 {
+					return nil, fmt.Errorf("could not reach the provider: %w", err)
+				}
+				return nil, fmt.Errorf("could not reach the provider after %d attempts: %w", attempt, err)
+			}
+			if err := t.wait(ctx, RetryNotice{Attempt: attempt + 1, Of: attempts, Wait: t.backoff(attempt + 1), Reason: err}); err != nil {
 				return nil, err
 			}
-			delay *= 2
 			continue
 		}
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
@@ -116,14 +246,13 @@ func (t *Transport) PostJSON(ctx context.Context, url string, header http.Header
 		if !Retryable(resp.StatusCode) || attempt >= attempts {
 			return nil, herr
 		}
-		wait := min(delay, maxDelay)
+		wait := t.backoff(attempt + 1)
 		if ra, ok := retryAfter(resp.Header.Get("Retry-After")); ok {
-			wait = min(ra, maxDelay)
+			wait = min(ra, t.maxDelay())
 		}
-		if err := sleep(ctx, wait); err != nil {
+		if err := t.wait(ctx, RetryNotice{Attempt: attempt + 1, Of: attempts, Wait: wait, Reason: herr}); err != nil {
 			return nil, err
 		}
-		delay *= 2
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -138,5 +139,48 @@ func TestErrorMessage(t *testing.T) {
 		if got := ErrorMessage([]byte(in)); got != want {
 			t.Errorf("ErrorMessage(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Errors that cannot get better are not retried: a host name that does not
+// exist, a malformed address, a certificate that does not verify, 501; a
+// 503 is, and each retry is announced once.
+func TestTransportRetriesOnlyWhatCanGetBetter(t *testing.T) {
+	var dials atomic.Int32
+	noSuchHost := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return nil, &net.DNSError{Err: "no such host", Name: "api.example.invalid", IsNotFound: true}
+	}}}
+	var notices []RetryNotice
+	tr := &Transport{Client: noSuchHost, Sleep: func(context.Context, time.Duration) error { return nil }, OnRetry: func(n RetryNotice) { notices = append(notices, n) }}
+	if _, err := tr.PostJSON(context.Background(), "http://api.example.invalid/v1/chat/completions", nil, nil); err == nil || dials.Load() != 1 || len(notices) != 0 {
+		t.Fatalf("no such host: err %v after %d dials, %d notices; want one try", err, dials.Load(), len(notices))
+	}
+	if _, err := tr.PostJSON(context.Background(), "ftp://127.0.0.1/x", nil, nil); err == nil || len(notices) != 0 {
+		t.Fatalf("an unsupported scheme: %v, %d notices", err, len(notices))
+	}
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer tlsSrv.Close()
+	tr.Client = nil // the default client does not trust the test certificate
+	if _, err := tr.PostJSON(context.Background(), tlsSrv.URL, nil, nil); err == nil || len(notices) != 0 {
+		t.Fatalf("an untrusted certificate: %v, %d notices", err, len(notices))
+	}
+	var calls atomic.Int32
+	status := http.StatusNotImplemented
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(status)
+	}))
+	defer srv.Close()
+	if _, err := tr.PostJSON(context.Background(), srv.URL, nil, nil); err == nil || calls.Load() != 1 || len(notices) != 0 {
+		t.Fatalf("501: %v after %d calls", err, calls.Load())
+	}
+	status = http.StatusServiceUnavailable
+	calls.Store(0)
+	if _, err := tr.PostJSON(context.Background(), srv.URL, nil, nil); err == nil || calls.Load() != 4 || len(notices) != 3 {
+		t.Fatalf("503: %v after %d calls, %d notices", err, calls.Load(), len(notices))
+	}
+	if got := notices[0].String(); !strings.HasPrefix(got, "retrying (2/4) after 1s: provider answered HTTP 503") || notices[2].Attempt != 4 || notices[2].Wait != 4*time.Second {
+		t.Fatalf("notices %q, %+v", got, notices[2])
 	}
 }

@@ -14,7 +14,15 @@ type EventType string
 // tool calls and traces interleave; a run that ends normally closes with
 // sources (when there are any), usage and done; a run that fails or is
 // cancelled closes with usage (when a round completed), error and done.
+// A surface may add chat before a run and filter events between them.
 const (
+	// EventChat names the chat a run belongs to; `steward ask --json`
+	// writes it first.
+	EventChat EventType = "chat"
+	// EventFilter reports what the prompt-injection filter removed from
+	// fetched content, or could not check, once per tool call or
+	// attachment that brought such content in.
+	EventFilter EventType = "filter"
 	// EventText carries a piece of the answer's text, as it arrives.
 	EventText EventType = "text"
 	// EventToolCall says a tool call is about to run.
@@ -52,6 +60,48 @@ type Event struct {
 	Error string `json:"error,omitempty"`
 	// Stop says why the run ended, in an EventDone.
 	Stop StopReason `json:"stop,omitempty"`
+	// Chat is the chat of an EventChat.
+	Chat *ChatInfo `json:"chat,omitempty"`
+	// Filter is the report of an EventFilter.
+	Filter *FilterReport `json:"filter,omitempty"`
+}
+
+// ChatInfo identifies the chat of a run.
+type ChatInfo struct {
+	// ID is the chat's full ID; `steward ask --chat ID` continues it.
+	ID string `json:"id"`
+	// Stored is false when the chat is not kept (--no-save).
+	Stored bool `json:"stored"`
+	// Continued is true when the run continues a stored chat.
+	Continued bool `json:"continued"`
+}
+
+// FilterReport is what the prompt-injection filter did to the content one
+// action brought in.
+type FilterReport struct {
+	// Sources are the sources something was removed from, each once.
+	Sources []FilteredSource `json:"sources"`
+	// Warning says that some sources could not be checked by the
+	// classifier; empty otherwise.
+	Warning string `json:"warning,omitempty"`
+}
+
+// FilteredSource is one source and what was removed from it.
+type FilteredSource struct {
+	// Kind is the kind of content, e.g. "WEB_CONTENT" or "MAIL_CONTENT".
+	Kind string `json:"kind"`
+	// Label names the source: a page's address, a mailbox and mail.
+	Label string `json:"label"`
+	// Fields are the parts of the source that had findings.
+	Fields []string `json:"fields"`
+	// Findings are what was neutralized, by rule and category.
+	Findings []FilterFinding `json:"findings"`
+}
+
+// FilterFinding is one neutralized span.
+type FilterFinding struct {
+	Rule     string `json:"rule"`
+	Category string `json:"category"`
 }
 
 // CallStart identifies a tool call that is about to run.

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stewardhq/steward/chat"
 	"github.com/stewardhq/steward/llm"
@@ -21,6 +24,8 @@ type Chat interface {
 	RequireConfidence(c policy.Confidence)
 	// RequireDataSecurity tightens the chat's data security.
 	RequireDataSecurity(d policy.DataSecurity)
+	// DataSecurity is the data security the chat demands.
+	DataSecurity() policy.DataSecurity
 	// RequireOutbound tightens the chat's outbound data restriction.
 	RequireOutbound(r policy.OutboundRequirement)
 	// AddToolAddresses adds request keys of web addresses a tool returned to
@@ -39,11 +44,39 @@ type MailboxLookup func(id string) (name string, ok bool)
 // values. chat.ReturnedAddresses is the one to use.
 type AddressFinder func(content string, args json.RawMessage) []string
 
+// Offer is what a round offers the model: the tools as the registry
+// resolved them, and the effective system prompt with their instructions.
+type Offer struct {
+	Tools  []tool.Offered
+	System string
+}
+
+// OfferFunc returns what a round offers for the chat as it is now, with
+// its current requirements. The app builds it from the registry; the loop
+// knows no tool and no registry.
+type OfferFunc func(ctx context.Context) (Offer, error)
+
+// ErrorFilter filters the error text of a call of the tool toolID and
+// returns what the model may read.
+type ErrorFilter func(ctx context.Context, toolID, text string) string
+
 // RunContext is what a run needs besides the adapter.
 type RunContext struct {
 	// Tools are the tools offered in this request, as the registry resolved
 	// them. Calls are looked up here by exact function name.
 	Tools []tool.Offered
+	// Reoffer, when set, is asked before the next round whenever the chat's
+	// requirements (confidence, data security, outbound data restriction)
+	// tightened during the run. From then on the rounds offer its tools and
+	// system prompt instead of the adapter's own, and calls are looked up
+	// among its tools, so the model is never offered what would be refused.
+	// The executor still checks each call. Nil keeps the first offer.
+	Reoffer OfferFunc
+	// Withdrawn are the tools an earlier round of this run offered and the
+	// current offer no longer does; the loop fills it. A call of one is
+	// BLOCKED with the reason (the outbound restriction and who demanded
+	// it, or the confidence or data security the chat now requires).
+	Withdrawn []tool.Offered
 	// Chat is the chat the run belongs to; required.
 	Chat Chat
 	// ProviderConfidence is the confidence of the provider asked.
@@ -56,9 +89,19 @@ type RunContext struct {
 	// Mailboxes looks up the mailbox named by the chat's outbound
 	// requirement; nil uses the name stored with the requirement.
 	Mailboxes MailboxLookup
+	// DataSourceSources are the sources of the passages the classic
+	// retrieval process put into this request's system prompt; the answer
+	// lists them under DataSourcesHeading.
+	DataSourceSources []tool.Source
 	// ReturnedAddresses finds the web addresses a result gives the model;
 	// nil means chat.ReturnedAddresses.
 	ReturnedAddresses AddressFinder
+	// FilterError filters the text of a failed or blocked call for prompt
+	// injections before the model sees it (the app passes guard.Filter's);
+	// the text is already cut to MaxErrorChars. An error message carries
+	// what a server sent as often as what the tool wrote. Nil passes the
+	// cut text unfiltered.
+	FilterError ErrorFilter
 	// Logger receives diagnostics; nil discards them. Argument values and
 	// tool results are never logged.
 	Logger *slog.Logger
@@ -95,6 +138,10 @@ const (
 	panicMessage       = "the tool stopped with an internal error"
 )
 
+// MaxErrorChars is the longest error text of a failed or blocked call the
+// model reads, in characters; the rest is cut off with "…".
+const MaxErrorChars = 1000
+
 // Execute runs one valid call: it looks the tool up by exact function name
 // among rc.Tools, re-checks the chat's current outbound data restriction,
 // runs the tool and turns what happened into an Outcome. On success it
@@ -122,6 +169,13 @@ func Execute(ctx context.Context, call llm.Call, order int, rc RunContext) (Outc
 	if tr.Arguments == nil && len(call.Arguments) > 0 {
 		log.Warn("tool call arguments are not a JSON object; the trace shows none",
 			"tool", call.Name, "call_id", call.ID)
+	}
+	if gone, was := findTool(rc.Withdrawn, call.Name); !found && was && gone.Tool != nil {
+		content := withdrawnRefusal(rc, gone)
+		tr.ToolID = gone.Definition.ID
+		tr.Status, tr.StatusMessage, tr.Result = StatusBlocked, content, content
+		log.Info("call of a tool withdrawn after the chat's requirements tightened", "tool", tr.ToolID, "call_id", call.ID)
+		return Outcome{Content: content, Trace: tr}, nil
 	}
 	if !found || off.Tool == nil {
 		content := fmt.Sprintf("Tool '%s' is not available.", call.Name)
@@ -154,8 +208,9 @@ func Execute(ctx context.Context, call llm.Call, order int, rc RunContext) (Outc
 			return Outcome{Trace: tr}, ctx.Err()
 		}
 		if b, ok := tool.IsBlocked(err); ok {
-			tr.Status, tr.StatusMessage, tr.Result = StatusBlocked, b.Message, b.Message
-			return Outcome{Content: b.Message, Trace: tr}, nil
+			msg := rc.errorText(ctx, tr.ToolID, b.Message)
+			tr.Status, tr.StatusMessage, tr.Result = StatusBlocked, msg, msg
+			return Outcome{Content: msg, Trace: tr}, nil
 		}
 		var p *panicError
 		msg := err.Error()
@@ -163,7 +218,10 @@ func Execute(ctx context.Context, call llm.Call, order int, rc RunContext) (Outc
 			log.Error("tool panicked", "tool", tr.ToolID, "call_id", call.ID, "stack", p.stack)
 			msg = panicMessage
 		} else {
-			log.Warn("tool execution failed", "tool", tr.ToolID, "call_id", call.ID, "error", err)
+			// The message may quote a server (a header line, a content
+			// type): the log names its kind and size, never its text.
+			log.Warn("tool execution failed", "tool", tr.ToolID, "call_id", call.ID, "error_type", fmt.Sprintf("%T", err), "error_chars", utf8.RuneCountInString(msg))
+			msg = rc.errorText(ctx, tr.ToolID, msg)
 		}
 		content := failedPrefix + msg
 		tr.Status, tr.StatusMessage, tr.Result = StatusError, content, content
@@ -184,6 +242,45 @@ func Execute(ctx context.Context, call llm.Call, order int, rc RunContext) (Outc
 	}
 	tr.Status, tr.Result = StatusSuccess, content
 	return Outcome{Content: content, Trace: tr, Sources: res.Sources, ReturnedAddresses: addrs}, nil
+}
+
+// errorText cuts an error text to MaxErrorChars, makes it one readable
+// line (control characters become spaces) and filters it.
+func (rc *RunContext) errorText(ctx context.Context, toolID, text string) string {
+	text = CutErrorText(text)
+	if rc.FilterError != nil {
+		text = rc.FilterError(ctx, toolID, text)
+	}
+	return text
+}
+
+// CutErrorText returns text with control characters other than newline and
+// tab replaced by spaces and, when longer than MaxErrorChars characters,
+// cut there with "…", never inside a UTF-8 sequence.
+func CutErrorText(text string) string {
+	if !utf8.ValidString(text) {
+		text = strings.ToValidUTF8(text, "\uFFFD")
+	}
+	text = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return r
+		}
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, text)
+	if utf8.RuneCountInString(text) <= MaxErrorChars {
+		return text
+	}
+	n := 0
+	for i := range text {
+		if n == MaxErrorChars-1 {
+			return text[:i] + "…"
+		}
+		n++
+	}
+	return text
 }
 
 func findTool(tools []tool.Offered, name string) (tool.Offered, bool) {
@@ -223,6 +320,24 @@ func runTool(ctx context.Context, t tool.Tool, args json.RawMessage, ec tool.Exe
 // outboundRefusal says why a tool may not run in a chat that read mails
 // or used a tool of an MCP server, naming the mailbox or server and the
 // restriction level it demanded.
+// withdrawnRefusal says why a tool offered earlier in the run may no
+// longer run: where the chat may send data, or what it now demands of the
+// provider.
+func withdrawnRefusal(rc RunContext, t tool.Offered) string {
+	req := rc.Chat.OutboundRequirement()
+	if !policy.OutboundAllowed(req.Effective(), t.Tool.OutboundData(), t.Tool.EnforcesOutboundRestriction()) {
+		return outboundRefusal(req, rc.Mailboxes)
+	}
+	if need := rc.Chat.RequiredConfidence(); rc.ProviderConfidence < need {
+		return fmt.Sprintf("This chat now holds content that may only go to providers with confidence %s or higher, and the current provider has %s. "+
+			"The tool '%s' can no longer be used in this chat.", need, rc.ProviderConfidence, t.Function.Name)
+	}
+	if rc.Chat.DataSecurity() == policy.SelfHosted && !rc.ProviderTrusted {
+		return fmt.Sprintf("This chat now holds content that may only be used with self-hosted providers. The tool '%s' can no longer be used in this chat.", t.Function.Name)
+	}
+	return fmt.Sprintf("The tool '%s' is no longer offered in this chat: what the chat read since changed what may run.", t.Function.Name)
+}
+
 func outboundRefusal(req policy.OutboundRequirement, lookup MailboxLookup) string {
 	level := RestrictionLabel(req.Effective())
 	name, exists := req.MailboxName, req.MailboxID != "" || req.MailboxName != ""

@@ -171,6 +171,11 @@ func (c *fakeChat) RequireDataSecurity(d policy.DataSecurity) {
 	defer c.mu.Unlock()
 	c.security = policy.TightenDataSecurity(c.security, d)
 }
+func (c *fakeChat) DataSecurity() policy.DataSecurity {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.security
+}
 func (c *fakeChat) RequireOutbound(r policy.OutboundRequirement) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

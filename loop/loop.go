@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stewardhq/steward/llm"
+	"github.com/stewardhq/steward/policy"
 )
 
 // The limits of one run.
@@ -108,6 +109,51 @@ type run struct {
 	shown bool
 	// spoke is true once the current round showed non-whitespace text.
 	spoke bool
+	// offered are the chat's requirements the current offer was made for.
+	offered requirements
+	// offer replaces the adapter's system prompt and tools once the
+	// requirements tightened; nil until then.
+	offer *llm.Offer
+}
+
+// requirements are what a chat demands of the rest of a run.
+type requirements struct {
+	confidence policy.Confidence
+	security   policy.DataSecurity
+	outbound   policy.OutboundRequirement
+}
+
+func requirementsOf(c Chat) requirements {
+	return requirements{confidence: c.RequiredConfidence(), security: c.DataSecurity(), outbound: c.OutboundRequirement()}
+}
+
+// reoffer asks for a new offer when the chat's requirements changed since
+// the current one was made. Requirements only tighten, so a change is a
+// tightening.
+func (r *run) reoffer(ctx context.Context) error {
+	now := requirementsOf(r.rc.Chat)
+	if now == r.offered || r.rc.Reoffer == nil {
+		return nil
+	}
+	off, err := r.rc.Reoffer(ctx)
+	if err != nil {
+		return fmt.Errorf("offering the tools again after the chat's requirements tightened: %w", err)
+	}
+	r.rc.logger().Info("tools offered again: the chat's requirements tightened",
+		"before", len(r.rc.Tools), "after", len(off.Tools), "restriction", now.outbound.Effective().String())
+	r.offered = now
+	// A tool offered before and no longer is refused with the reason when
+	// the model calls it anyway, not answered as unknown.
+	for _, t := range r.rc.Tools {
+		if _, still := findTool(off.Tools, t.Function.Name); !still {
+			if _, had := findTool(r.rc.Withdrawn, t.Function.Name); !had {
+				r.rc.Withdrawn = append(r.rc.Withdrawn, t)
+			}
+		}
+	}
+	r.rc.Tools = off.Tools
+	r.offer = &llm.Offer{System: off.System, Tools: ToolSpecs(off.Tools)}
+	return nil
 }
 
 func (r *run) emitText(s string) {
@@ -185,17 +231,27 @@ func (l *standard) Run(ctx context.Context, a llm.Adapter, rc RunContext, sink S
 		sink = discard{}
 	}
 	r := &run{a: a, rc: rc, sink: sink}
+	for _, s := range rc.DataSourceSources {
+		r.sources.add(s.Title, s.URL, OriginDataSource)
+	}
 	if rc.Chat == nil {
 		return r.fail(errors.New("loop: RunContext.Chat is required"))
 	}
+	r.offered = requirementsOf(rc.Chat)
 	for {
 		if err := ctx.Err(); err != nil {
+			return r.fail(err)
+		}
+		if err := r.reoffer(ctx); err != nil {
+			if ctx.Err() != nil {
+				return r.fail(ctx.Err())
+			}
 			return r.fail(err)
 		}
 		instr := r.limitInstruction()
 		final := instr != ""
 		r.spoke = false
-		round, err := a.Round(ctx, llm.RoundOptions{FinalInstruction: instr, IncludeTools: !final}, r.onDelta)
+		round, err := a.Round(ctx, llm.RoundOptions{FinalInstruction: instr, IncludeTools: !final, Offer: r.offer}, r.onDelta)
 		if r.spoke {
 			r.shown = true
 		}

@@ -922,3 +922,20 @@ func TestToolSpecs(t *testing.T) {
 		t.Errorf("specs %+v", got)
 	}
 }
+
+// The classic retrieval's passages are listed with the answer under their
+// own heading, before the tools' sources, without duplicates.
+func TestDataSourceSourcesAreListedWithTheAnswer(t *testing.T) {
+	a := newScripted(t, step{deltas: []string{"Done."}})
+	res, _, err := runLoop(t, context.Background(), a, loop.RunContext{
+		DataSourceSources: []tool.Source{{Title: "leave.md (Chunk 1)", URL: "file:///docs/leave.md#chunk=0"}, {Title: "dup", URL: "file:///docs/leave.md#chunk=0"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Sources) != 1 || res.Sources[0].Origin != loop.OriginDataSource || len(loop.LocalSources(res.Sources)) != 1 || len(loop.ToolSources(res.Sources)) != 0 {
+		t.Fatalf("%+v", res.Sources)
+	}
+	if got := loop.RenderSources(res.Sources); !strings.Contains(got, "## "+loop.DataSourcesHeading+"\n\n- [leave.md (Chunk 1)](file:///docs/leave.md#chunk=0)") {
+		t.Fatalf("%q", got)
+	}
+}

@@ -298,7 +298,10 @@ func TestLoopbackStreamDiesMidway(t *testing.T) {
 	}{
 		{"first round", []reply{{events: []string{ccText("Half an ans")}, die: true}}},
 		{"after a call", []reply{callsReply([3]string{"c1", "echo", `{}`}), {events: []string{ccText("Half")}, die: true}}},
-		{"mid tool call", []reply{{events: []string{ccCall(0, "c1", "echo", `{"q":`)}, die: true}}},
+		// Nothing was shown, so the round is asked again, up to the
+		// transport's four tries, and each try dies the same way.
+		{"mid tool call", []reply{{events: []string{ccCall(0, "c1", "echo", `{"q":`)}, die: true}, {events: []string{ccCall(0, "c1", "echo", `{"q":`)}, die: true},
+			{events: []string{ccCall(0, "c1", "echo", `{"q":`)}, die: true}, {events: []string{ccCall(0, "c1", "echo", `{"q":`)}, die: true}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -735,5 +738,50 @@ func TestLoopbackResponsesTwoCalls(t *testing.T) {
 	want := []string{"function_call:call_1:", "function_call:call_2:", "function_call_output:call_1:second done", "function_call_output:call_2:first done"}
 	if !slices.Equal(got, want) {
 		t.Errorf("follow-up items %v, want %v", got, want)
+	}
+}
+
+// TestLoopbackAnthropicNothingLeftToOffer: when the chat tightened so far
+// that no tool is left, Anthropic still needs tool definitions beside the
+// tool blocks of the conversation; they go with tool_choice none, so the
+// model cannot call any, and the re-offered system prompt replaces the
+// old one.
+func TestLoopbackAnthropicNothingLeftToOffer(t *testing.T) {
+	mail := newTool("read_mail", policy.NoOutbound, func(context.Context, json.RawMessage, tool.ExecContext) (tool.Result, error) {
+		return tool.Result{Text: "mail", RequiredConfidence: policy.High}, nil
+	})
+	tools := offer(mail)
+	round1 := anthropicEvents(
+		`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"read_mail","input":{}}}`,
+		`{"type":"content_block_stop","index":0}`,
+		`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":3}}`,
+		`{"type":"message_stop"}`,
+	)
+	round2 := anthropicEvents(
+		`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Done."}}`,
+		`{"type":"content_block_stop","index":0}`,
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":3}}`,
+		`{"type":"message_stop"}`,
+	)
+	s := newSSEServer(t, reply{events: round1}, reply{events: round2})
+	s.path = "/v1/messages"
+	p := llm.KindAnthropic.Provider("claude-test", s.srv.URL+"/v1/", "test-key")
+	req := llm.Request{Model: "claude-test", MaxTokens: 1024, System: "first system", Messages: []llm.Message{{Role: llm.RoleUser, Text: "Hi"}}, Tools: loop.ToolSpecs(tools)}
+	a := anthropic.New(p, req, &llm.Transport{Client: s.srv.Client()})
+	reoffer := func(context.Context) (loop.Offer, error) { return loop.Offer{System: "nothing left"}, nil }
+	if _, _, err := runLoop(t, context.Background(), a, loop.RunContext{Tools: tools, Reoffer: reoffer}); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		System     string            `json:"system"`
+		Tools      []json.RawMessage `json:"tools"`
+		ToolChoice map[string]string `json:"tool_choice"`
+	}
+	if err := json.Unmarshal(s.requests()[1], &body); err != nil {
+		t.Fatal(err)
+	}
+	if body.System != "nothing left" || len(body.Tools) == 0 || body.ToolChoice["type"] != "none" {
+		t.Errorf("second request: system %q, %d tools, tool_choice %v", body.System, len(body.Tools), body.ToolChoice)
 	}
 }

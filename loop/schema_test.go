@@ -118,3 +118,26 @@ func TestEventsMatchSchema(t *testing.T) {
 		}
 	}
 }
+
+// The events a surface adds around a run (the chat it belongs to, what the
+// filter removed) match the schema as they are written.
+func TestSurfaceEventsMatchSchema(t *testing.T) {
+	schema := eventSchema(t)
+	for _, e := range []loop.Event{
+		{Type: loop.EventChat, Chat: &loop.ChatInfo{ID: "3f2a9c1e-0000-4000-8000-000000000000", Stored: true}},
+		{Type: loop.EventChat, Chat: &loop.ChatInfo{ID: "x", Continued: true}},
+		{Type: loop.EventFilter, Filter: &loop.FilterReport{Sources: []loop.FilteredSource{{Kind: "WEB_CONTENT", Label: "https://a.example/", Fields: []string{"content"},
+			Findings: []loop.FilterFinding{{Rule: "phrase.override", Category: "override"}}}}}},
+		{Type: loop.EventFilter, Filter: &loop.FilterReport{Sources: []loop.FilteredSource{}, Warning: "the classifier could not be reached"}},
+	} {
+		b, _ := json.Marshal(e)
+		if err := validate(schema, b); err != nil {
+			t.Errorf("event %s does not match the schema: %v", b, err)
+		}
+	}
+	for _, bad := range []string{`{"type":"chat"}`, `{"type":"chat","chat":{"id":""}}`, `{"type":"filter","filter":{"sources":[{"kind":"WEB_CONTENT","label":"x","fields":[],"findings":[]}]}}`} {
+		if validate(schema, []byte(bad)) == nil {
+			t.Errorf("the schema accepts %s", bad)
+		}
+	}
+}

@@ -16,6 +16,9 @@ const (
 	OriginProvider Origin = "provider"
 	// OriginTool marks material a local tool returned.
 	OriginTool Origin = "tool"
+	// OriginDataSource marks a passage of a data source that the classic
+	// retrieval process put into the request.
+	OriginDataSource Origin = "data_source"
 )
 
 // Source is a source attached to an answer.
@@ -28,6 +31,10 @@ type Source struct {
 // ToolSourcesHeading is the heading under which the sources returned by
 // tools are attached to an answer, apart from the provider's citations.
 const ToolSourcesHeading = "Sources used by tools"
+
+// DataSourcesHeading is the heading of the data sources' passages the
+// classic retrieval process gave the model.
+const DataSourcesHeading = "Sources from data sources"
 
 // sourceSet collects sources across a run without duplicates: a source is
 // skipped when an earlier one has the same URL or the same title. A source
@@ -84,8 +91,21 @@ func ToolSources(sources []Source) []Source {
 	return out
 }
 
+// LocalSources returns the sources that came from Steward's side, tools
+// and data sources, in their order: the ones an answer keeps.
+func LocalSources(sources []Source) []Source {
+	var out []Source
+	for _, s := range sources {
+		if s.Origin == OriginTool || s.Origin == OriginDataSource {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // RenderSources writes the sources of an answer as Markdown: the provider's
-// citations under "Sources", then the tools' under the separate "Sources
+// citations under "Sources", the classic retrieval's passages under
+// "Sources from data sources", then the tools' under the separate "Sources
 // used by tools" heading. Each section appears only when it has entries; no
 // sources give "". The text begins with a blank line so it can follow the
 // answer directly.
@@ -118,6 +138,7 @@ func RenderSources(sources []Source) string {
 		}
 	}
 	section("Sources", OriginProvider)
+	section(DataSourcesHeading, OriginDataSource)
 	section(ToolSourcesHeading, OriginTool)
 	return b.String()
 }

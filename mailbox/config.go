@@ -144,6 +144,18 @@ func (c Config) Closed() bool {
 	return !c.RequiredConfidence.Valid() || c.RequiredConfidence < policy.VeryLow
 }
 
+// EmbeddingRefusal returns nil when the mailbox's embedding provider may
+// receive its mails and the queries asked of it under scheme, and a
+// *policy.EmbeddingRefusedError naming the mailbox's level and the
+// provider's otherwise (policy.CheckEmbedding). A mailbox without an
+// embedding provider sends nothing anywhere: nil.
+func (c Config) EmbeddingRefusal(scheme policy.SchemeConfig) error {
+	if c.Embedding == nil {
+		return nil
+	}
+	return policy.CheckEmbedding(c.RequiredConfidence, scheme.ProviderConfidence(c.Embedding.Provider))
+}
+
 // Validate checks a mailbox configuration and says what would be right.
 func (c Config) Validate() error {
 	if strings.TrimSpace(c.ID) == "" || strings.ContainsAny(c.ID, "/ \t\r\n") {

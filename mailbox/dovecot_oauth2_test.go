@@ -67,6 +67,7 @@ func (in *introspector) requests(tok string) int {
 }
 
 func TestDovecotXOAuth2(t *testing.T) {
+	t.Parallel() // the test owns its Dovecot
 	in := newIntrospector(t, map[string]string{"tok-valid-wendy": "wendy"})
 	s := dovetest.StartWith(t, dovetest.Options{TLS: true, OAuth2IntrospectionURL: in.srv.URL + "/introspect",
 		Users: []dovetest.User{{Name: "wendy", Password: "pw-wendy"}}})
@@ -91,9 +92,8 @@ func TestDovecotXOAuth2(t *testing.T) {
 		if n := in.requests("tok-valid-wendy"); n != 1 {
 			t.Errorf("%d introspection requests for the valid token, want 1", n)
 		}
-		lines := loginLines(s.Log(t), "wendy")
-		if len(lines) == 0 || !strings.Contains(lines[len(lines)-1], "method=XOAUTH2") || !strings.Contains(lines[len(lines)-1], ", TLS, ") {
-			t.Errorf("no XOAUTH2 sign-in over TLS logged: %v", lines)
+		if n := s.WaitLog(t, 1, "imap-login: Info: Login: user=<wendy>", "method=XOAUTH2", ", TLS, "); n != 1 {
+			t.Errorf("%d XOAUTH2 sign-ins over TLS logged, want 1: %v", n, loginLines(s.Log(t), "wendy"))
 		}
 	})
 

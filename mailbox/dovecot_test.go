@@ -240,6 +240,7 @@ func flagSnapshot(a *admin, folders ...string) string {
 var allFolders = []string{"INBOX", "Projects", "Sent", "Drafts"}
 
 func TestDovecotSync(t *testing.T) {
+	t.Parallel() // the test owns its Dovecot
 	s := dovetest.Start(t, dovetest.User{Name: "anna", Password: "pw-anna"})
 	a := dialAdmin(t, s, "anna", "pw-anna")
 	for _, f := range []string{"alternative.eml", "html-only.eml", "latin1.eml", "sjis.eml", "smime.eml", "pgpmime.eml", "signed.eml", "inline-pgp.eml", "thread-1.eml"} {
@@ -387,6 +388,7 @@ func TestDovecotSync(t *testing.T) {
 }
 
 func TestDovecotKilledSyncResumes(t *testing.T) {
+	t.Parallel() // the test owns its Dovecot
 	s := dovetest.Start(t, dovetest.User{Name: "ben", Password: "pw-ben"})
 	a := dialAdmin(t, s, "ben", "pw-ben")
 	a.create("Projects")
@@ -520,6 +522,7 @@ func (p *countingProxy) forward(up io.Writer, c io.Reader) {
 }
 
 func TestDovecotWrongPasswordTriedOnce(t *testing.T) {
+	t.Parallel() // the test owns its Dovecot
 	s := dovetest.Start(t, dovetest.User{Name: "carl", Password: "right"})
 	proxy := newCountingProxy(t, s.Addr())
 	x := openIndex(t)
@@ -536,7 +539,7 @@ func TestDovecotWrongPasswordTriedOnce(t *testing.T) {
 	if c, n := proxy.conns.Load(), proxy.auth.Load(); c != 1 || n != 1 {
 		t.Fatalf("%d connections and %d sign-in attempts over three runs, want exactly 1 and 1", c, n)
 	}
-	if n := strings.Count(s.Log(t), "Password mismatch"); n != 1 {
+	if n := s.WaitLog(t, 1, "Password mismatch"); n != 1 {
 		t.Errorf("Dovecot logged %d password mismatches, want 1:\n%s", n, s.Log(t))
 	}
 	// The right password alone does not help until the user resets.

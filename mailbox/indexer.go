@@ -14,6 +14,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
 
+	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/store/mailindex"
 )
 
@@ -39,6 +40,11 @@ type IndexerOptions struct {
 	Secrets Secrets
 	// Embedders is nil for word-only indexing.
 	Embedders EmbedderFactory
+	// Scheme gives the embedding providers their confidence. A mailbox's
+	// mails go to its embedding provider only when the provider meets the
+	// mailbox's level under it (Config.EmbeddingRefusal); otherwise they
+	// are indexed for word search only. The zero value is TRUST_ALL.
+	Scheme policy.SchemeConfig
 	// DialContext opens TCP connections; nil uses a net.Dialer with a 30 s
 	// timeout. Tests inject a dialer that only reaches loopback.
 	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -136,7 +142,11 @@ type SyncReport struct {
 	// embedding provider failed (words still work).
 	Embedded       int
 	EmbeddingError string
-	Duration       time.Duration
+	// EmbeddingRefused says why nothing was sent to the mailbox's
+	// embedding provider: it does not meet the mailbox's level. Word
+	// search works as before.
+	EmbeddingRefused string
+	Duration         time.Duration
 }
 
 // ResetSignIn allows sign-in again after a refusal.
@@ -230,7 +240,12 @@ func (ix *Indexer) Sync(ctx context.Context, cfg Config, so SyncOptions) (SyncRe
 	_ = c.Logout().Wait()
 	stop()
 
-	if ix.o.Embedders != nil {
+	refused := cfg.EmbeddingRefusal(ix.o.Scheme)
+	if refused != nil {
+		rep.EmbeddingRefused = refused.Error()
+		log.Warn("mails not embedded: the embedding provider does not meet the mailbox's level; word search only", "reason", rep.EmbeddingRefused)
+	}
+	if ix.o.Embedders != nil && refused == nil {
 		emb, err := ix.o.Embedders(ctx, cfg)
 		if err != nil {
 			rep.EmbeddingError = err.Error()

@@ -79,6 +79,7 @@ func sorted(ids ...string) []string {
 // The scope search runs as ESEARCH (Dovecot offers it) and, with the
 // capability hidden, as a plain UID SEARCH.
 func TestDovecotMaxAgeScope(t *testing.T) {
+	t.Parallel() // the test owns its Dovecot
 	t.Run("esearch", func(t *testing.T) { testMaxAgeScope(t, false) })
 	t.Run("plain search", func(t *testing.T) { testMaxAgeScope(t, true) })
 }
@@ -280,6 +281,7 @@ func grep(lines []string, subs ...string) []string {
 }
 
 func TestDovecotCondStoreFlagChanges(t *testing.T) {
+	t.Parallel() // the test owns its Dovecot
 	s := dovetest.Start(t, dovetest.User{Name: "anna", Password: "pw-anna"})
 	a := dialAdmin(t, s, "anna", "pw-anna")
 	const n = 40
@@ -437,6 +439,7 @@ func (h *hidingConn) Read(p []byte) (int, error) {
 }
 
 func TestDovecotWithoutCondStoreReadsEveryFlag(t *testing.T) {
+	t.Parallel() // the test owns its Dovecot
 	s := dovetest.Start(t, dovetest.User{Name: "anna", Password: "pw-anna"})
 	a := dialAdmin(t, s, "anna", "pw-anna")
 	for i := range 5 {

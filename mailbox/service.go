@@ -95,32 +95,74 @@ type Readable struct {
 	// Outbound is the mailbox's restriction after the organization's
 	// minimum.
 	Outbound policy.Restriction
-	// WordsOnly is true when the mailbox has no embedding provider.
+	// WordsOnly is true when the mailbox is searched by words only: it has
+	// no embedding provider, or its embedding provider may not receive its
+	// queries (EmbeddingRefused says why).
 	WordsOnly bool
+	// EmbeddingRefused is set when the mailbox has an embedding provider
+	// that does not meet its level; nothing is sent to it.
+	EmbeddingRefused string
+}
+
+// Unreadable is a mailbox a provider may not read, and why.
+type Unreadable struct {
+	Config Config
+	// Reason names the mailbox and, where levels decide, both levels. It
+	// never holds a secret or mail data.
+	Reason string
 }
 
 // Readable returns the mailboxes a chat provider at level chat may read,
-// ordered by number then ID: open (VERY_LOW..HIGH), on a server the
-// organization allows, and with an embedding provider (if any) that meets
-// the level too, because it receives the query.
+// ordered by number then ID: open (VERY_LOW..HIGH), at or below the
+// provider's level, on a server the organization allows, and with a
+// working embedding provider when one is configured. An embedding provider
+// below the mailbox's level receives nothing: the mailbox is searched by
+// words only (see EmbeddingRefusal).
 func (s *Service) Readable(chat policy.Confidence) []Readable {
+	rs, _ := s.Check(chat)
+	return rs
+}
+
+// Check is Readable together with the reason for every mailbox left out,
+// in the same order: the tools, their offer and `steward tools` decide
+// with this one function.
+func (s *Service) Check(chat policy.Confidence) ([]Readable, []Unreadable) {
 	var out []Readable
+	var refused []Unreadable
 	for _, c := range s.Mailboxes() {
-		if c.Closed() || chat < c.RequiredConfidence || !s.o.Policy.Servers.Allows(c.Host) {
+		if why := s.refusal(c, chat); why != "" {
+			refused = append(refused, Unreadable{Config: c, Reason: why})
 			continue
 		}
 		r := Readable{Config: c, Outbound: s.o.Policy.Outbound(c), WordsOnly: c.Embedding == nil}
-		if c.Embedding != nil {
-			if c.Embedding.Validate() != nil || s.o.Embedders == nil {
-				continue // the embedding provider does not resolve
-			}
-			if s.o.Scheme.ProviderConfidence(c.Embedding.Provider) < c.RequiredConfidence {
-				continue
-			}
+		if err := c.EmbeddingRefusal(s.o.Scheme); err != nil {
+			r.WordsOnly, r.EmbeddingRefused = true, err.Error()
 		}
 		out = append(out, r)
 	}
-	return out
+	return out, refused
+}
+
+// refusal says why a provider at level chat may not read mailbox c, or "".
+func (s *Service) refusal(c Config, chat policy.Confidence) string {
+	name := fmt.Sprintf("mailbox '%s' (%s)", c.Name, c.ID)
+	switch {
+	case c.Closed():
+		return fmt.Sprintf("%s requires %s, which closes it to every provider; set a level from VERY_LOW to HIGH", name, c.RequiredConfidence)
+	case chat < c.RequiredConfidence:
+		return fmt.Sprintf("%s requires providers with confidence %s or higher; the provider has %s", name, c.RequiredConfidence, chat)
+	case !s.o.Policy.Servers.Allows(c.Host):
+		return fmt.Sprintf("the organization does not allow the mail server of %s", name)
+	}
+	if c.Embedding != nil {
+		if err := c.Embedding.Validate(); err != nil {
+			return fmt.Sprintf("the embedding provider of %s is not configured correctly: %v", name, err)
+		}
+		if s.o.Embedders == nil {
+			return fmt.Sprintf("the embedding provider of %s cannot be used in this installation", name)
+		}
+	}
+	return ""
 }
 
 // Coverage says how complete a mailbox's index is.
@@ -463,11 +505,18 @@ type Status struct {
 	Stats    mailindex.Stats `json:"stats"`
 	// EmbeddingModel is empty for a words-only mailbox.
 	EmbeddingModel string `json:"embedding_model,omitempty"`
+	// EmbeddingRefused says why the mailbox is searched by words only
+	// although it has an embedding provider: the provider does not meet
+	// the mailbox's level, so its mails and queries never go there.
+	EmbeddingRefused string `json:"embedding_refused,omitempty"`
 }
 
 // Status reads a mailbox's status from the index.
 func (s *Service) Status(ctx context.Context, cfg Config) (Status, error) {
 	st := Status{Config: cfg}
+	if err := cfg.EmbeddingRefusal(s.o.Scheme); err != nil {
+		st.EmbeddingRefused = err.Error()
+	}
 	var err error
 	if st.Coverage, err = s.coverageOf(ctx, cfg); err != nil {
 		return st, err

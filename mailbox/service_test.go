@@ -87,12 +87,15 @@ func TestReadable(t *testing.T) {
 		servers ServerPolicy
 		want    string
 	}{
-		{"high chat", policy.High, ServerPolicy{}, "z a b elsewhere"}, // DeepSeek is LOW under TRUST_USA, below the MEDIUM it needs
-		{"medium chat", policy.Medium, ServerPolicy{}, "a b elsewhere"},
+		// DeepSeek is LOW under TRUST_USA, below the MEDIUM its mailbox
+		// needs: the mailbox is read by words only, its embedding
+		// provider gets nothing.
+		{"high chat", policy.High, ServerPolicy{}, "z a b weak-embedder elsewhere"},
+		{"medium chat", policy.Medium, ServerPolicy{}, "a b weak-embedder elsewhere"},
 		{"low chat", policy.Low, ServerPolicy{}, "a b elsewhere"},
 		{"very low chat", policy.VeryLow, ServerPolicy{}, ""},
 		{"none chat", policy.None, ServerPolicy{}, ""},
-		{"server rule", policy.High, ServerPolicy{Set: true, Hosts: []string{"IMAP.EXAMPLE.ORG"}}, "z a b"},
+		{"server rule", policy.High, ServerPolicy{Set: true, Hosts: []string{"IMAP.EXAMPLE.ORG"}}, "z a b weak-embedder"},
 		{"empty server rule", policy.High, ServerPolicy{Set: true}, ""},
 	}
 	for _, tc := range tests {
@@ -100,11 +103,30 @@ func TestReadable(t *testing.T) {
 			s := NewService(ServiceOptions{Mailboxes: func() []Config { return boxes }, Embedders: factory,
 				Scheme: policy.SchemeConfig{Scheme: policy.TrustUSA}, Policy: OrgPolicy{Servers: tc.servers}})
 			var got []string
-			for _, r := range s.Readable(tc.chat) {
+			readable, refused := s.Check(tc.chat)
+			for _, r := range readable {
 				got = append(got, r.Config.ID)
+				weak := r.Config.ID == "weak-embedder"
+				if weak != (r.EmbeddingRefused != "") || (weak && !r.WordsOnly) {
+					t.Errorf("%s: words only %v, embedding refused %q", r.Config.ID, r.WordsOnly, r.EmbeddingRefused)
+				}
+				if weak && (!strings.Contains(r.EmbeddingRefused, "LOW") || !strings.Contains(r.EmbeddingRefused, "MEDIUM")) {
+					t.Errorf("the refusal must name both levels: %q", r.EmbeddingRefused)
+				}
 			}
 			if strings.Join(got, " ") != tc.want {
 				t.Errorf("readable %q, want %q", strings.Join(got, " "), tc.want)
+			}
+			if len(readable)+len(refused) != len(boxes) {
+				t.Errorf("%d readable and %d refused of %d mailboxes", len(readable), len(refused), len(boxes))
+			}
+			for _, u := range refused {
+				if !strings.Contains(u.Reason, "("+u.Config.ID+")") {
+					t.Errorf("the reason does not name the mailbox %s: %q", u.Config.ID, u.Reason)
+				}
+				if u.Config.ID == "z" && tc.chat < policy.High && (!strings.Contains(u.Reason, "HIGH") || !strings.Contains(u.Reason, tc.chat.String())) {
+					t.Errorf("the reason must name both levels: %q", u.Reason)
+				}
 			}
 		})
 	}

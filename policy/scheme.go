@@ -26,6 +26,12 @@ const (
 	ProviderOpenRouter  = "OPEN_ROUTER"
 	ProviderHetzner     = "HETZNER"
 	ProviderTogether    = "TOGETHER"
+	// ProviderUnlistedHost is a server of a self-hosted kind (Ollama,
+	// vLLM, …) that does not count as self-hosted: its host has an address
+	// outside loopback and private networks and the organization does not
+	// list it. It gets the confidence of a cloud provider under every
+	// scheme; a CUSTOM scheme may name it like any provider.
+	ProviderUnlistedHost = "UNLISTED_HOST"
 )
 
 // Scheme names how an organization assigns confidence to providers.

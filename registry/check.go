@@ -27,15 +27,19 @@ const (
 	// NotConfigured: a required setting is missing or the tool objects to
 	// its settings.
 	NotConfigured
-	// ProviderConfidenceTooLow: the provider is below the tool's minimum.
+	// ProviderConfidenceTooLow: the provider is below the tool's minimum,
+	// or below the confidence the chat's data demands.
 	ProviderConfidenceTooLow
+	// DataSecurityRestricted: the chat holds data for self-hosted
+	// providers only, and the provider is none.
+	DataSecurityRestricted
 	// OutboundDataRestricted: the chat may not send data where the tool
 	// would send it.
 	OutboundDataRestricted
 )
 
 var reasonNames = [...]string{"NONE", "TOOLS_SWITCHED_OFF", "MODEL_CANNOT_USE_TOOLS", "NOT_AVAILABLE_HERE",
-	"TOOL_SWITCHED_OFF", "NOT_CONFIGURED", "PROVIDER_CONFIDENCE_TOO_LOW", "OUTBOUND_DATA_RESTRICTED"}
+	"TOOL_SWITCHED_OFF", "NOT_CONFIGURED", "PROVIDER_CONFIDENCE_TOO_LOW", "DATA_SECURITY_RESTRICTED", "OUTBOUND_DATA_RESTRICTED"}
 
 func (r Reason) String() string {
 	if r >= 0 && int(r) < len(reasonNames) {
@@ -53,11 +57,25 @@ type Provider struct {
 	// CanUseTools is true when the model can call functions over an API
 	// Steward speaks.
 	CanUseTools bool
-	// Trusted is true when the organization lists the provider as trusted
-	// for data-source security. It never raises confidence and the registry
-	// does not decide with it; it is carried for the executor.
+	// Trusted is true when the provider is self-hosted or the organization
+	// lists it as trusted for data-source security. It never raises
+	// confidence; it meets a chat's SELF_HOSTED data security, and tools
+	// resolving what they offer read it (semantic_search's SELF_HOSTED
+	// sources).
 	Trusted bool
 }
+
+// demands are what the chat of a request demands of the provider and the
+// tools: its outbound data restriction, the confidence its data requires
+// and its data security.
+type demands struct {
+	restriction policy.Restriction
+	confidence  policy.Confidence
+	security    policy.DataSecurity
+}
+
+// unrestricted demands nothing: a chat in which nothing happened yet.
+var unrestricted = demands{restriction: policy.Unrestricted}
 
 // checked is the outcome of the checks for one tool.
 type checked struct {
@@ -69,7 +87,7 @@ type checked struct {
 // gate runs the request-wide checks, then the per-component one, then the
 // tool's own checks, in the one order every caller shares. e is nil for an
 // unknown ID.
-func (r *Registry) gate(ctx context.Context, e *entry, component string, p Provider, restriction policy.Restriction) checked {
+func (r *Registry) gate(ctx context.Context, e *entry, component string, p Provider, d demands) checked {
 	if !r.opts.Policy.ToolsOn() {
 		return checked{reason: ToolsSwitchedOff, detail: "tools are switched off"}
 	}
@@ -82,12 +100,14 @@ func (r *Registry) gate(ctx context.Context, e *entry, component string, p Provi
 	if !Visible(e.def.VisibleIn, component) {
 		return checked{reason: NotAvailableHere, detail: "the tool is not available in " + component}
 	}
-	return r.checkTool(ctx, e, p.Confidence, restriction)
+	return r.checkTool(ctx, e, p, d)
 }
 
 // checkTool is the per-tool check in its fixed order: switched off, not
-// present, not configured, confidence, outbound data.
-func (r *Registry) checkTool(ctx context.Context, e *entry, confidence policy.Confidence, restriction policy.Restriction) checked {
+// present, not configured, confidence (the tool's minimum, then what the
+// chat's data demands), data security, outbound data.
+func (r *Registry) checkTool(ctx context.Context, e *entry, p Provider, d demands) checked {
+	confidence, restriction := p.Confidence, d.restriction
 	pol := r.opts.Policy
 	if !pol.Active(e.coll.settingsIDs...) {
 		return checked{reason: ToolSwitchedOff, detail: "switched off by the settings"}
@@ -101,6 +121,12 @@ func (r *Registry) checkTool(ctx context.Context, e *entry, confidence policy.Co
 	}
 	if min := r.minimum(e.coll); !policy.Allows(confidence, min.Level) {
 		return checked{reason: ProviderConfidenceTooLow, detail: fmt.Sprintf("the provider's confidence %s is below the required %s", confidence, min.Level)}
+	}
+	if !policy.Allows(confidence, d.confidence) {
+		return checked{reason: ProviderConfidenceTooLow, detail: fmt.Sprintf("the chat holds data that may only go to providers with confidence %s or higher, and the provider has %s", d.confidence, confidence)}
+	}
+	if d.security == policy.SelfHosted && !p.Trusted {
+		return checked{reason: DataSecurityRestricted, detail: "the chat holds data that may only go to self-hosted providers, and the provider is not one"}
 	}
 	if !policy.OutboundAllowed(restriction, e.tool.OutboundData(), e.tool.EnforcesOutboundRestriction()) {
 		return checked{reason: OutboundDataRestricted, detail: fmt.Sprintf("the chat is restricted to %s and the tool sends data to %s", restriction.Normalize(), e.tool.OutboundData())}
@@ -119,7 +145,7 @@ func (r *Registry) minimum(c *collection) settings.Minimum {
 // answer. On purpose it ignores the selection and cannot tell whether the
 // tool has something to offer right now; only a request can.
 func (r *Registry) OfferBlockReason(ctx context.Context, toolID string, p Provider, component string) Reason {
-	return r.gate(ctx, r.byID[toolID], component, p, policy.Unrestricted).reason
+	return r.gate(ctx, r.byID[toolID], component, p, unrestricted).reason
 }
 
 // RetrievalMode says how a chat searches its data sources.

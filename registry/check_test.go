@@ -321,3 +321,57 @@ func TestNamesAndUnknownIDs(t *testing.T) {
 		t.Fatal("MinimumConfidence of an unknown ID")
 	}
 }
+
+// demandingChat is a chat whose data demands a confidence and a data
+// security.
+type demandingChat struct {
+	chatView
+	confidence policy.Confidence
+	security   policy.DataSecurity
+}
+
+func (c demandingChat) RequiredConfidence() policy.Confidence { return c.confidence }
+func (c demandingChat) DataSecurity() policy.DataSecurity     { return c.security }
+
+// TestChatDemandsKeepToolsFromAProviderItMayNotUse: a provider the chat's
+// data may no longer go to (a confidence above the provider's, SELF_HOSTED
+// data security for a provider that is not self-hosted or trusted) is
+// offered no tool, and each block names what the chat demands.
+func TestChatDemandsKeepToolsFromAProviderItMayNotUse(t *testing.T) {
+	r := mustNew(t, Options{}, []tool.Tool{newFake("local", nil), newFake("wiki", nil)}, nil)
+	all := []string{"local", "wiki"}
+	tests := []struct {
+		name     string
+		chat     demandingChat
+		provider Provider
+		reason   Reason
+		detail   string
+	}{
+		{"nothing demanded", demandingChat{}, capable, NoBlock, ""},
+		{"confidence met", demandingChat{confidence: policy.Medium}, capable, NoBlock, ""},
+		{"confidence above the provider's", demandingChat{confidence: policy.High}, capable, ProviderConfidenceTooLow,
+			"the chat holds data that may only go to providers with confidence HIGH or higher, and the provider has MEDIUM"},
+		{"self-hosted data, cloud provider", demandingChat{security: policy.SelfHosted}, capable, DataSecurityRestricted, "only go to self-hosted providers"},
+		{"self-hosted data, self-hosted provider", demandingChat{security: policy.SelfHosted}, Provider{Confidence: policy.High, CanUseTools: true, Trusted: true}, NoBlock, ""},
+		{"allow-any data", demandingChat{security: policy.AllowAny}, capable, NoBlock, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			offered, blocked := r.Runnable(context.Background(), Request{Component: ComponentChat, Selected: all, MayRunTools: true, Provider: tc.provider, Chat: tc.chat})
+			if tc.reason == NoBlock {
+				if len(offered) != 2 || len(blocked) != 0 {
+					t.Fatalf("offered %v, blocked %v", offeredIDs(offered), blocked)
+				}
+				return
+			}
+			if len(offered) != 0 || len(blocked) != 2 {
+				t.Fatalf("offered %v, blocked %v", offeredIDs(offered), blocked)
+			}
+			for _, b := range blocked {
+				if b.Reason != tc.reason || !strings.Contains(b.Detail, tc.detail) {
+					t.Errorf("block %v, want %v with %q", b, tc.reason, tc.detail)
+				}
+			}
+		})
+	}
+}

@@ -31,13 +31,27 @@ type Request struct {
 	Restriction policy.OutboundRequirement
 }
 
-// restriction returns the outbound data restriction in force.
-func (q Request) restriction() policy.Restriction {
+// dataSecurityView is the part of a chat that knows its data security;
+// *chat.Thread has it. A chat without it demands none.
+type dataSecurityView interface {
+	DataSecurity() policy.DataSecurity
+}
+
+// demands returns what the request's chat demands: the stricter of the
+// two outbound restrictions, the confidence its data requires and its data
+// security.
+func (q Request) demands() demands {
 	req := q.Restriction
+	d := demands{}
 	if q.Chat != nil {
 		req = req.Tighten(q.Chat.OutboundRequirement())
+		d.confidence = q.Chat.RequiredConfidence()
+		if ds, ok := q.Chat.(dataSecurityView); ok {
+			d.security = ds.DataSecurity()
+		}
 	}
-	return req.Effective()
+	d.restriction = req.Effective()
+	return d
 }
 
 // Block says why a tool is not offered in a request.
@@ -83,9 +97,9 @@ func (r *Registry) Runnable(ctx context.Context, req Request) (offered []tool.Of
 	for _, id := range selected {
 		isSel[id] = true
 	}
-	restriction := req.restriction()
+	d := req.demands()
 	for _, e := range r.entries {
-		o, b, considered := r.consider(ctx, e, req, isSel[e.def.ID], restriction)
+		o, b, considered := r.consider(ctx, e, req, isSel[e.def.ID], d)
 		if ctx.Err() != nil {
 			return nil, nil
 		}
@@ -99,7 +113,7 @@ func (r *Registry) Runnable(ctx context.Context, req Request) (offered []tool.Of
 	}
 	for _, id := range selected {
 		if r.byID[id] == nil {
-			c := r.gate(ctx, nil, req.Component, req.Provider, restriction)
+			c := r.gate(ctx, nil, req.Component, req.Provider, d)
 			blocked = append(blocked, Block{ToolID: id, Reason: c.reason, Detail: c.detail})
 		}
 	}
@@ -112,7 +126,7 @@ func (r *Registry) Runnable(ctx context.Context, req Request) (offered []tool.Of
 // consider decides one registered tool: whether it is a candidate at all,
 // then its checks, then its resolution. A panic anywhere in the tool's
 // methods costs this tool only.
-func (r *Registry) consider(ctx context.Context, e *entry, req Request, isSelected bool, restriction policy.Restriction) (o tool.Offered, b *Block, considered bool) {
+func (r *Registry) consider(ctx context.Context, e *entry, req Request, isSelected bool, d demands) (o tool.Offered, b *Block, considered bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			err := fmt.Errorf("registry: tool %q panicked: %v", e.def.ID, p)
@@ -125,21 +139,41 @@ func (r *Registry) consider(ctx context.Context, e *entry, req Request, isSelect
 	if !candidate && !isSelected {
 		return tool.Offered{}, nil, false
 	}
-	c := r.gate(ctx, e, req.Component, req.Provider, restriction)
+	c := r.gate(ctx, e, req.Component, req.Provider, d)
 	if c.reason != NoBlock {
 		r.log.DebugContext(ctx, "tool not offered", slog.String("tool", e.def.ID), slog.String("reason", c.reason.String()))
 		return tool.Offered{}, &Block{ToolID: e.def.ID, Reason: c.reason, Detail: c.detail}, true
 	}
 	o, ok, err := r.resolve(ctx, e, req, c)
+	var nothing *NothingToOfferError
 	switch {
+	case errors.As(err, &nothing):
+		return tool.Offered{}, &Block{ToolID: e.def.ID, Reason: NoBlock, Detail: nothingToOffer + ": " + nothing.Reason}, true
 	case err != nil:
 		r.log.ErrorContext(ctx, "tool left out: its resolution failed", slog.String("tool", e.def.ID), slog.Any("error", err))
 		return tool.Offered{}, &Block{ToolID: e.def.ID, Reason: NoBlock, Detail: "its resolution failed", Err: err}, true
 	case !ok:
-		return tool.Offered{}, &Block{ToolID: e.def.ID, Reason: NoBlock, Detail: "it has nothing to offer in this request"}, true
+		return tool.Offered{}, &Block{ToolID: e.def.ID, Reason: NoBlock, Detail: nothingToOffer}, true
 	}
 	return o, nil, true
 }
+
+const nothingToOffer = "it has nothing to offer in this request"
+
+// NothingToOfferError is what a tool's ResolveFunction returns instead of
+// a nil function to say why it has nothing to offer in this request, e.g.
+// which mailbox demands which level. The registry leaves the tool out as
+// for a nil function and keeps the reason as the block's detail, so that
+// whoever explains a request names what is in the way. The reason must
+// hold no secret and no content from outside.
+type NothingToOfferError struct {
+	Reason string
+}
+
+func (e *NothingToOfferError) Error() string { return nothingToOffer + ": " + e.Reason }
+
+// NothingToOffer returns a *NothingToOfferError with the reason.
+func NothingToOffer(reason string) error { return &NothingToOfferError{Reason: reason} }
 
 // errNotObject is logged when a tailored function's parameters are no
 // JSON object.
@@ -158,6 +192,7 @@ func (r *Registry) resolve(ctx context.Context, e *entry, req Request, c checked
 		Settings:           values,
 		Component:          req.Component,
 		ProviderConfidence: req.Provider.Confidence,
+		ProviderTrusted:    req.Provider.Trusted,
 		Chat:               req.Chat,
 	}
 	if rc.Chat == nil {

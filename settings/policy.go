@@ -23,7 +23,8 @@ type Policy struct {
 	// ToolsOff switches every tool off.
 	ToolsOff bool
 	// DisabledIDs lists tool or collection IDs which are switched off.
-	// Naming one tool of a collection switches off the whole collection.
+	// Naming one tool of a collection switches off the whole collection;
+	// AllIDs switches off every tool.
 	DisabledIDs []string
 	// Confidence holds the minimum provider confidence overrides.
 	Confidence ConfidenceOverrides
@@ -42,12 +43,21 @@ type ConfidenceOverrides struct {
 	User map[string]policy.Confidence
 }
 
+// AllIDs in DisabledIDs or among the locked confidence levels stands for
+// every tool and collection: the config package puts it there for a
+// security setting it could not read, which then counts as its strictest
+// value.
+const AllIDs = "*"
+
 // ToolsOn reports whether tools are switched on globally.
 func (p Policy) ToolsOn() bool { return !p.ToolsOff }
 
 // Disabled reports whether any of the IDs is switched off. Pass the settings
 // IDs of a tool: its collection's ID and the IDs of the collection's tools.
 func (p Policy) Disabled(ids ...string) bool {
+	if slices.Contains(p.DisabledIDs, AllIDs) {
+		return true
+	}
 	for _, id := range ids {
 		if slices.Contains(p.DisabledIDs, id) {
 			return true
@@ -78,7 +88,7 @@ type Minimum struct {
 func (p Policy) MinimumConfidence(ids []string, declared policy.Confidence) Minimum {
 	var m Minimum
 	found := false
-	for _, id := range ids {
+	for _, id := range append(slices.Clip(ids), AllIDs) {
 		l, ok := p.Confidence.Locked[id]
 		if !ok {
 			continue
@@ -92,7 +102,7 @@ func (p Policy) MinimumConfidence(ids []string, declared policy.Confidence) Mini
 	if found {
 		return m
 	}
-	for _, id := range ids {
+	for _, id := range append(slices.Clip(ids), AllIDs) {
 		level, ok := p.Confidence.User[id]
 		if !ok || !level.Valid() {
 			continue
@@ -134,4 +144,10 @@ func (p Policy) PreviewEnabled(feature string) bool {
 		}
 	}
 	return false
+}
+
+// PreviewFeatures lists the preview features Steward knows, those that are
+// released (always on) included, in the order they were introduced.
+func PreviewFeatures() []string {
+	return append([]string{PreviewRAG}, append(slices.Clone(released), PreviewMailboxes)...)
 }

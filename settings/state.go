@@ -63,6 +63,13 @@ func Check(ctx context.Context, t tool.Tool, def tool.Definition, r Resolved, re
 	return State{}
 }
 
+// Validate runs the tool's own ValidateConfiguration on values, whether or
+// not its required fields are there; a panic in it is reported as an
+// error.
+func Validate(ctx context.Context, t tool.Tool, values tool.Settings) error {
+	return validate(ctx, t, values)
+}
+
 func validate(ctx context.Context, t tool.Tool, values tool.Settings) (err error) {
 	defer func() {
 		if p := recover(); p != nil {

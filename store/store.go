@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,22 +24,41 @@ type Chat struct {
 	SystemPrompt string
 	Provider     string
 	Model        string
-	Created      time.Time
-	Updated      time.Time
+	// BaseURL is the provider's base URL when the chat was last answered,
+	// so that a resumed chat goes to the same server.
+	BaseURL string
+	Created time.Time
+	Updated time.Time
 	// The chat's requirements; they only ever tighten.
 	RequiredConfidence policy.Confidence
 	DataSecurity       policy.DataSecurity
 	Outbound           policy.OutboundRequirement
-	Messages           []Message
+	// DataSources are the chat's own data-source options; nil while it
+	// follows the defaults.
+	DataSources *DataSourceOptions
+	Messages    []Message
+}
+
+// DataSourceOptions are which data sources a chat searches and how.
+type DataSourceOptions struct {
+	Disabled  bool     `json:"disabled,omitempty"`
+	Automatic bool     `json:"automatic,omitempty"`
+	Selected  []string `json:"selected,omitempty"`
+	// Retrieval is SEMANTIC_SEARCH, EVERY_MESSAGE or empty.
+	Retrieval string `json:"retrieval,omitempty"`
 }
 
 // Message is one stored message.
 type Message struct {
-	Role      string // "user" or "assistant"
-	Text      string
-	Hidden    bool
-	Created   time.Time
-	Documents []Document
+	Role   string // "user" or "assistant"
+	Text   string
+	Hidden bool
+	// Incomplete marks an answer that was cut off (the stream ended early,
+	// the request failed part-way, or the user stopped it): Text is what
+	// arrived, not the whole answer.
+	Incomplete bool
+	Created    time.Time
+	Documents  []Document
 	// Traces of the tool calls that led to an assistant answer, without
 	// their results.
 	Traces []Trace
@@ -83,8 +103,14 @@ var ErrNotFound = errors.New("no stored chat with that ID")
 
 // Store is an open chat database.
 type Store struct {
-	db *sql.DB
+	db     *sql.DB
+	redact func(string) string
 }
+
+// RedactWith makes Save pass every text of a chat through f first (the
+// title, the system prompt, messages, documents, traces and sources), so
+// that no configured secret is written to disk.
+func (s *Store) RedactWith(f func(string) string) { s.redact = f }
 
 // DefaultPath returns $XDG_DATA_HOME/steward/steward.db, or
 // ~/.local/share/steward/steward.db.
@@ -115,7 +141,8 @@ CREATE TABLE IF NOT EXISTS chats (
 	outbound_set INTEGER NOT NULL,
 	outbound_restriction TEXT NOT NULL,
 	outbound_mailbox_id TEXT NOT NULL,
-	outbound_mailbox_name TEXT NOT NULL
+	outbound_mailbox_name TEXT NOT NULL,
+	base_url TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS messages (
 	chat_id TEXT NOT NULL REFERENCES chats(id) ON DELETE CASCADE,
@@ -127,13 +154,24 @@ CREATE TABLE IF NOT EXISTS messages (
 	documents TEXT NOT NULL,
 	traces TEXT NOT NULL,
 	sources TEXT NOT NULL,
+	incomplete INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (chat_id, seq)
+);
+CREATE TABLE IF NOT EXISTS chat_data_sources (
+	chat_id TEXT PRIMARY KEY REFERENCES chats(id) ON DELETE CASCADE,
+	options TEXT NOT NULL
 );
 `
 
 // schemaVersion is written to meta; a newer database is refused rather than
-// misread.
-const schemaVersion = "1"
+// misread. Version 2 adds chats.base_url and messages.incomplete.
+const schemaVersion = "2"
+
+// migrations bring a database of the version before each to the next.
+var migrations = map[string]string{
+	"1": `ALTER TABLE chats ADD COLUMN base_url TEXT NOT NULL DEFAULT '';
+ALTER TABLE messages ADD COLUMN incomplete INTEGER NOT NULL DEFAULT 0;`,
+}
 
 // Open opens (creating when needed) the database at path.
 func Open(ctx context.Context, path string) (*Store, error) {
@@ -161,11 +199,41 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		db.Close()
 		return nil, err
 	case v != schemaVersion:
-		db.Close()
-		return nil, fmt.Errorf("the chat store %s has schema version %s, this Steward reads version %s: update Steward", path, v, schemaVersion)
+		if err := migrate(ctx, db, v); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("the chat store %s: %w", path, err)
+		}
 	}
-	_ = os.Chmod(path, 0o600)
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		_ = os.Chmod(p, 0o600)
+	}
 	return &Store{db: db}, nil
+}
+
+// migrate brings a database of version from to schemaVersion, one version
+// at a time, in one transaction; a version it does not know (a newer
+// Steward's) is refused.
+func migrate(ctx context.Context, db *sql.DB, from string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for v := from; v != schemaVersion; {
+		q, ok := migrations[v]
+		if !ok {
+			return fmt.Errorf("it has schema version %s, this Steward reads version %s: update Steward", from, schemaVersion)
+		}
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("migrating from schema version %s: %w", v, err)
+		}
+		n, _ := strconv.Atoi(v)
+		v = strconv.Itoa(n + 1)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE meta SET value=? WHERE key='schema_version'`, schemaVersion); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // Close closes the database.
@@ -184,6 +252,9 @@ func (s *Store) Save(ctx context.Context, c *Chat) error {
 		c.Created = now
 	}
 	c.Updated = now
+	if s.redact != nil {
+		c = redacted(c, s.redact)
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -193,18 +264,28 @@ func (s *Store) Save(ctx context.Context, c *Chat) error {
 	if c.Outbound.Set {
 		outSet = 1
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO chats(id,title,system_prompt,provider,model,created,updated,required_confidence,data_security,outbound_set,outbound_restriction,outbound_mailbox_id,outbound_mailbox_name)
-VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)
-ON CONFLICT(id) DO UPDATE SET title=excluded.title, system_prompt=excluded.system_prompt, provider=excluded.provider, model=excluded.model,
+	_, err = tx.ExecContext(ctx, `INSERT INTO chats(id,title,system_prompt,provider,model,created,updated,required_confidence,data_security,outbound_set,outbound_restriction,outbound_mailbox_id,outbound_mailbox_name,base_url)
+VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+ON CONFLICT(id) DO UPDATE SET title=excluded.title, system_prompt=excluded.system_prompt, provider=excluded.provider, model=excluded.model, base_url=excluded.base_url,
 updated=excluded.updated, required_confidence=excluded.required_confidence, data_security=excluded.data_security, outbound_set=excluded.outbound_set,
 outbound_restriction=excluded.outbound_restriction, outbound_mailbox_id=excluded.outbound_mailbox_id, outbound_mailbox_name=excluded.outbound_mailbox_name`,
 		c.ID, c.Title, c.SystemPrompt, c.Provider, c.Model, c.Created.Format(timeFormat), c.Updated.Format(timeFormat),
-		c.RequiredConfidence.String(), c.DataSecurity.String(), outSet, c.Outbound.Restriction.String(), c.Outbound.MailboxID, c.Outbound.MailboxName)
+		c.RequiredConfidence.String(), c.DataSecurity.String(), outSet, c.Outbound.Restriction.String(), c.Outbound.MailboxID, c.Outbound.MailboxName, c.BaseURL)
 	if err != nil {
 		return fmt.Errorf("storing chat %s: %w", c.ID, err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE chat_id=?`, c.ID); err != nil {
 		return err
+	}
+	if c.DataSources == nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM chat_data_sources WHERE chat_id=?`, c.ID); err != nil {
+			return err
+		}
+	} else {
+		opts, _ := json.Marshal(c.DataSources)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chat_data_sources(chat_id,options) VALUES(?,?) ON CONFLICT(chat_id) DO UPDATE SET options=excluded.options`, c.ID, string(opts)); err != nil {
+			return fmt.Errorf("storing the data-source options of chat %s: %w", c.ID, err)
+		}
 	}
 	for i, m := range c.Messages {
 		if m.Created.IsZero() {
@@ -217,12 +298,40 @@ outbound_restriction=excluded.outbound_restriction, outbound_mailbox_id=excluded
 		if m.Hidden {
 			hidden = 1
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO messages(chat_id,seq,role,text,hidden,created,documents,traces,sources) VALUES(?,?,?,?,?,?,?,?,?)`,
-			c.ID, i, m.Role, m.Text, hidden, m.Created.Format(timeFormat), string(docs), string(traces), string(sources)); err != nil {
+		incomplete := 0
+		if m.Incomplete {
+			incomplete = 1
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO messages(chat_id,seq,role,text,hidden,created,documents,traces,sources,incomplete) VALUES(?,?,?,?,?,?,?,?,?,?)`,
+			c.ID, i, m.Role, m.Text, hidden, m.Created.Format(timeFormat), string(docs), string(traces), string(sources), incomplete); err != nil {
 			return fmt.Errorf("storing a message of chat %s: %w", c.ID, err)
 		}
 	}
 	return tx.Commit()
+}
+
+// redacted returns a copy of c with f applied to every text.
+func redacted(c *Chat, f func(string) string) *Chat {
+	out := *c
+	out.Title, out.SystemPrompt = f(c.Title), f(c.SystemPrompt)
+	out.Messages = make([]Message, len(c.Messages))
+	for i, m := range c.Messages {
+		m.Text = f(m.Text)
+		m.Documents = append([]Document(nil), m.Documents...)
+		for j := range m.Documents {
+			m.Documents[j].Name, m.Documents[j].Text = f(m.Documents[j].Name), f(m.Documents[j].Text)
+		}
+		m.Traces = append([]Trace(nil), m.Traces...)
+		for j := range m.Traces {
+			m.Traces[j].StatusMessage, m.Traces[j].Arguments = f(m.Traces[j].StatusMessage), f(m.Traces[j].Arguments)
+		}
+		m.Sources = append([]Source(nil), m.Sources...)
+		for j := range m.Sources {
+			m.Sources[j].Title, m.Sources[j].URL = f(m.Sources[j].Title), f(m.Sources[j].URL)
+		}
+		out.Messages[i] = m
+	}
+	return &out
 }
 
 func nonNil[T any](s []T) []T {
@@ -241,8 +350,8 @@ func (s *Store) Load(ctx context.Context, idOrPrefix string) (*Chat, error) {
 	c := &Chat{}
 	var created, updated, conf, sec, restr string
 	var outSet int
-	err = s.db.QueryRowContext(ctx, `SELECT id,title,system_prompt,provider,model,created,updated,required_confidence,data_security,outbound_set,outbound_restriction,outbound_mailbox_id,outbound_mailbox_name FROM chats WHERE id=?`, id).
-		Scan(&c.ID, &c.Title, &c.SystemPrompt, &c.Provider, &c.Model, &created, &updated, &conf, &sec, &outSet, &restr, &c.Outbound.MailboxID, &c.Outbound.MailboxName)
+	err = s.db.QueryRowContext(ctx, `SELECT id,title,system_prompt,provider,model,created,updated,required_confidence,data_security,outbound_set,outbound_restriction,outbound_mailbox_id,outbound_mailbox_name,base_url FROM chats WHERE id=?`, id).
+		Scan(&c.ID, &c.Title, &c.SystemPrompt, &c.Provider, &c.Model, &created, &updated, &conf, &sec, &outSet, &restr, &c.Outbound.MailboxID, &c.Outbound.MailboxName, &c.BaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("reading chat %s: %w", id, err)
 	}
@@ -258,19 +367,31 @@ func (s *Store) Load(ctx context.Context, idOrPrefix string) (*Chat, error) {
 	}
 	c.Outbound.Set = outSet == 1
 	c.Outbound.Restriction, _ = policy.ParseRestriction(restr)
-	rows, err := s.db.QueryContext(ctx, `SELECT role,text,hidden,created,documents,traces,sources FROM messages WHERE chat_id=? ORDER BY seq`, id)
+	var opts string
+	switch err := s.db.QueryRowContext(ctx, `SELECT options FROM chat_data_sources WHERE chat_id=?`, id).Scan(&opts); {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return nil, fmt.Errorf("reading the data-source options of chat %s: %w", id, err)
+	default:
+		c.DataSources = &DataSourceOptions{}
+		if err := json.Unmarshal([]byte(opts), c.DataSources); err != nil {
+			return nil, fmt.Errorf("chat %s: unreadable data-source options: %w", id, err)
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT role,text,hidden,created,documents,traces,sources,incomplete FROM messages WHERE chat_id=? ORDER BY seq`, id)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var m Message
-		var hidden int
+		var hidden, incomplete int
 		var mc, docs, traces, sources string
-		if err := rows.Scan(&m.Role, &m.Text, &hidden, &mc, &docs, &traces, &sources); err != nil {
+		if err := rows.Scan(&m.Role, &m.Text, &hidden, &mc, &docs, &traces, &sources, &incomplete); err != nil {
 			return nil, err
 		}
 		m.Hidden = hidden == 1
+		m.Incomplete = incomplete == 1
 		m.Created, _ = time.Parse(timeFormat, mc)
 		if err := json.Unmarshal([]byte(docs), &m.Documents); err != nil {
 			return nil, fmt.Errorf("chat %s: unreadable documents: %w", id, err)
@@ -354,6 +475,9 @@ func (s *Store) Delete(ctx context.Context, idOrPrefix string) (string, error) {
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `DELETE FROM messages WHERE chat_id=?`, id); err != nil {
+		return "", err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chat_data_sources WHERE chat_id=?`, id); err != nil {
 		return "", err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM chats WHERE id=?`, id); err != nil {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -210,5 +211,89 @@ func TestCrashWriter(t *testing.T) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+	}
+}
+
+// An answer that was cut off is stored as such, with the provider's base
+// URL, and a database of schema version 1 is brought up to date on open
+// without losing its chats.
+func TestIncompleteAnswersAndMigrationFromVersion1(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "steward.db")
+	v1 := strings.NewReplacer(",\n\tbase_url TEXT NOT NULL DEFAULT ''", "", ",\n\tincomplete INTEGER NOT NULL DEFAULT 0", "").Replace(schema)
+	if v1 == schema {
+		t.Fatal("could not write the version 1 schema")
+	}
+	db, err := sql.Open("sqlite3", "file:"+p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{v1, `INSERT INTO meta(key,value) VALUES('schema_version','1')`,
+		`INSERT INTO chats VALUES('c-old','Old','S','openai','gpt-4o','2026-01-01T00:00:00Z','2026-01-01T00:00:00Z','HIGH','NONE',0,'UNRESTRICTED','','')`,
+		`INSERT INTO messages VALUES('c-old',0,'user','hi',0,'2026-01-01T00:00:00Z','[]','[]','[]')`} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	s, err := Open(ctx, p)
+	if err != nil {
+		t.Fatalf("opening a version 1 store: %v", err)
+	}
+	defer s.Close()
+	old, err := s.Load(ctx, "c-old")
+	if err != nil || len(old.Messages) != 1 || old.Messages[0].Incomplete || old.BaseURL != "" {
+		t.Fatalf("the old chat after migration: %+v, %v", old, err)
+	}
+	c := sampleChat("c-new")
+	c.BaseURL = "http://127.0.0.1:8080/v1/"
+	c.Messages[1].Incomplete = true
+	if err := s.Save(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctx, "c-new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Messages[1].Incomplete || got.Messages[0].Incomplete || got.BaseURL != c.BaseURL {
+		t.Fatalf("stored %+v, want the answer marked incomplete and the base URL kept", got)
+	}
+	var v string
+	if err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key='schema_version'`).Scan(&v); err != nil || v != schemaVersion {
+		t.Fatalf("schema version %q, %v", v, err)
+	}
+}
+
+// A chat's data-source options are stored with it, and a chat without its
+// own keeps none; deleting the chat deletes them.
+func TestDataSourceOptionsAreStoredWithTheChat(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "chats.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := &Chat{ID: "c1", Title: "t", DataSources: &DataSourceOptions{Selected: []string{"docs", "hr"}, Retrieval: "EVERY_MESSAGE"}}
+	if err := s.Save(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctx, "c1")
+	if err != nil || got.DataSources == nil || got.DataSources.Retrieval != "EVERY_MESSAGE" || strings.Join(got.DataSources.Selected, ",") != "docs,hr" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	c.DataSources = nil
+	s.Save(ctx, c)
+	if got, _ := s.Load(ctx, "c1"); got.DataSources != nil {
+		t.Fatal("options removed from the chat are gone")
+	}
+	c.DataSources = &DataSourceOptions{Disabled: true}
+	s.Save(ctx, c)
+	if _, err := s.Delete(ctx, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	s.db.QueryRow(`SELECT count(*) FROM chat_data_sources`).Scan(&n)
+	if n != 0 {
+		t.Fatal("deleting a chat leaves its options behind")
 	}
 }

@@ -110,7 +110,11 @@ type ResolveContext struct {
 	Settings           Settings
 	Component          string
 	ProviderConfidence policy.Confidence
-	Chat               ChatView
+	// ProviderTrusted is true when the provider is self-hosted or the
+	// organization lists it as trusted for data-source security. It does
+	// not raise confidence.
+	ProviderTrusted bool
+	Chat            ChatView
 }
 
 // ExecContext is what a tool receives with each call.

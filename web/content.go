@@ -92,7 +92,7 @@ func (s *Service) readContent(ctx context.Context, resp *http.Response, final *u
 		if errors.As(err, &ne) && ne.Timeout() {
 			return err
 		}
-		return fmt.Errorf("%w: %v", ErrDecode, err)
+		return fmt.Errorf("%w: %s", ErrDecode, quoteOutside(err.Error(), maxQuotedCause))
 	}
 	if int64(len(raw)) > maxBytes {
 		return fmt.Errorf("%w of %d bytes", ErrTooLarge, maxBytes)
@@ -123,12 +123,7 @@ func (s *Service) readContent(ctx context.Context, resp *http.Response, final *u
 	return nil
 }
 
-func truncateForMessage(s string) string {
-	if len(s) > 100 {
-		return s[:100]
-	}
-	return s
-}
+func truncateForMessage(s string) string { return quoteOutside(s, maxQuotedType) }
 
 // maxEncodingLayers caps "Content-Encoding: gzip, gzip, …".
 const maxEncodingLayers = 3

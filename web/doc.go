@@ -44,6 +44,11 @@
 // (or all public and explicitly allowed), for a HIGH-confidence or trusted
 // provider. A 401 to the signed-in request is ErrSignInRefused.
 //
+// LocalHost decides, from a name lookup alone, whether a host stays on this
+// machine or in a private network (the rule for what counts as a
+// self-hosted provider). Text a server sent is quoted in an error message
+// only cut short.
+//
 // This package must not filter content for prompt injections (that is the
 // guard package), must not know any tool or provider, must never log fetched
 // content or a URL's query values or userinfo, and must never put a refused

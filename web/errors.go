@@ -20,6 +20,7 @@ const (
 	ReasonNeverAllowedAddress    Reason = "NEVER_ALLOWED_ADDRESS"
 	ReasonPrivateHostNotAllowed  Reason = "PRIVATE_HOST_NOT_ALLOWED"
 	ReasonInsufficientConfidence Reason = "INSUFFICIENT_PROVIDER_CONFIDENCE"
+	ReasonRedirectToLocalNetwork Reason = "REDIRECT_TO_LOCAL_NETWORK"
 )
 
 // BlockedError is a refusal by the network policy: the target is not read,
@@ -53,6 +54,8 @@ var (
 	ErrPrivateHostNotAllowed  = &BlockedError{ReasonPrivateHostNotAllowed, "the host resolves to a private network address and is not allowed for this request"}
 	ErrInsufficientConfidence = &BlockedError{ReasonInsufficientConfidence,
 		"the host is on a private network; it is allowed, but only a provider with HIGH confidence may read it"}
+	ErrRedirectToLocalNetwork = &BlockedError{ReasonRedirectToLocalNetwork,
+		"the page redirected to a private or loopback network address, which is only read when you name such an address yourself"}
 )
 
 // IsBlocked reports whether err is a refusal by the network policy (as
@@ -111,7 +114,7 @@ func (e *ResolveError) Error() string {
 		case dnsErr.IsTimeout:
 			return "the host name could not be resolved: the lookup timed out"
 		}
-		return "the host name could not be resolved: " + dnsErr.Err
+		return "the host name could not be resolved: " + quoteOutside(dnsErr.Err, maxQuotedCause)
 	}
 	return "the host name could not be resolved"
 }
@@ -123,8 +126,12 @@ func (e *ResolveError) Unwrap() error { return e.Err }
 // network error without repeating the URL (net/http's url.Error would).
 type FetchError struct{ Err error }
 
-// Error returns "the page could not be loaded: <cause>".
-func (e *FetchError) Error() string { return "the page could not be loaded: " + e.Err.Error() }
+// Error returns "the page could not be loaded: <cause>", the cause cut to
+// 300 characters: it may quote what the server sent, such as a malformed
+// header line of any length.
+func (e *FetchError) Error() string {
+	return "the page could not be loaded: " + quoteOutside(e.Err.Error(), maxQuotedCause)
+}
 
 // Unwrap returns the cause.
 func (e *FetchError) Unwrap() error { return e.Err }

@@ -26,9 +26,13 @@ const (
 	// requires HIGH. Loopback, link-local and the other never-allowed
 	// addresses stay refused. read_web_page uses it.
 	AllowList
-	// UserChosen lifts the target restrictions, for an address the user
+	// UserChosen lifts the target restrictions for an address the user
 	// typed themselves (steward read, steward ask --url): their own network
-	// and a local server are legitimate then. It must NEVER be used for an
+	// and a local server are legitimate then. The user chose that address,
+	// not where its server redirects: a redirect to a metadata endpoint or
+	// a link-local, multicast or reserved address is refused, and one into
+	// private or loopback space only followed when the address the user
+	// typed is itself private or loopback. It must NEVER be used for an
 	// address that reached Steward through a model, a tool result or a
 	// fetched page; IsTargetAllowed and the scheme check still apply.
 	UserChosen

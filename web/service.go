@@ -326,13 +326,17 @@ func (s *Service) Retrieve(ctx context.Context, rawURL string, o Options) (*Page
 	cur := u
 	var first *url.URL // the first request, for the sign-in rule
 	var resp *http.Response
+	var hc hopContext
 	for hop := 0; ; hop++ {
-		reqURL, p, err := s.checkHop(ctx, c, cur, o)
+		hc.redirect = hop > 0
+		reqURL, p, err := s.checkHop(ctx, c, cur, o, hc)
 		if err != nil {
 			return nil, timeoutOr(err)
 		}
 		if first == nil {
 			first = reqURL
+			// What the user typed decides where its redirects may go.
+			hc.userNamedLocal = p.class != classPublic
 		}
 		if p.class != classPublic {
 			page.PrivateTarget = true
@@ -445,10 +449,20 @@ func formatSeconds(d time.Duration) string {
 	return d.String()
 }
 
+// hopContext is what a hop's check needs to know of the hops before it.
+type hopContext struct {
+	// redirect is true for every hop after the first.
+	redirect bool
+	// userNamedLocal is true when the first address of a user-chosen
+	// retrieval was itself private or loopback: its redirects may stay in
+	// such space.
+	userNamedLocal bool
+}
+
 // checkHop runs the per-hop checks of the reference in order and records
 // the validated addresses for the dialer. It returns the URL to request:
 // host normalized to ASCII, userinfo and fragment removed.
-func (s *Service) checkHop(ctx context.Context, c *call, u *url.URL, o Options) (*url.URL, pin, error) {
+func (s *Service) checkHop(ctx context.Context, c *call, u *url.URL, o Options, hc hopContext) (*url.URL, pin, error) {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		// url.Parse lower-cases the scheme already.
 		return nil, pin{}, ErrUnsupportedScheme
@@ -482,12 +496,20 @@ func (s *Service) checkHop(ctx context.Context, c *call, u *url.URL, o Options) 
 		return nil, pin{}, ErrTargetNotAllowed
 	}
 	user := o.Policy == UserChosen
-	if !user && !h.ip.IsValid() {
-		if isLocalHostName(h.name) {
-			return nil, pin{}, ErrLocalHostName
-		}
+	userRedirect := user && hc.redirect
+	if (!user || userRedirect) && !h.ip.IsValid() {
 		if metadataHostNames[h.name] {
+			s.log.InfoContext(ctx, "web: refused a metadata host", "url", RedactURL(&req), "redirect", hc.redirect)
 			return nil, pin{}, ErrMetadataHost
+		}
+		if isLocalHostName(h.name) {
+			if !user {
+				return nil, pin{}, ErrLocalHostName
+			}
+			if !hc.userNamedLocal {
+				s.log.InfoContext(ctx, "web: refused a redirect from a public page to this computer", "url", RedactURL(&req))
+				return nil, pin{}, ErrRedirectToLocalNetwork
+			}
 		}
 	}
 	ips, err := s.resolve(ctx, c, h)
@@ -498,6 +520,12 @@ func (s *Service) checkHop(ctx context.Context, c *call, u *url.URL, o Options) 
 	for _, ip := range ips {
 		if cl := classify(ip); cl > p.class {
 			p.class = cl
+		}
+	}
+	if userRedirect {
+		if err := userRedirectAllowed(ips, hc.userNamedLocal); err != nil {
+			s.log.InfoContext(ctx, "web: refused a redirect of a page the user chose", "url", RedactURL(&req), "reason", string(err.(*BlockedError).Reason))
+			return nil, pin{}, err
 		}
 	}
 	if !user {
@@ -527,6 +555,31 @@ func (s *Service) checkHop(ctx context.Context, c *call, u *url.URL, o Options) 
 	}
 	c.setPin(net.JoinHostPort(h.name, dialPort), p)
 	return &req, p, nil
+}
+
+// userRedirectAllowed decides a redirect of a page the user chose: public
+// addresses are fine; loopback and private ones only when the user named
+// such an address first; link-local, metadata, multicast, unspecified and
+// reserved addresses never. Every address of the host must pass, since
+// the dialer may use any of them.
+func userRedirectAllowed(ips []netip.Addr, userNamedLocal bool) error {
+	for _, ip := range ips {
+		switch classify(ip) {
+		case classPublic:
+		case classPrivate:
+			if !userNamedLocal {
+				return ErrRedirectToLocalNetwork
+			}
+		default:
+			if !ip.Unmap().IsLoopback() {
+				return ErrNeverAllowedAddress
+			}
+			if !userNamedLocal {
+				return ErrRedirectToLocalNetwork
+			}
+		}
+	}
+	return nil
 }
 
 // resolve returns the host's distinct addresses in answer order.

@@ -1,16 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stewardhq/steward/app"
 	"github.com/stewardhq/steward/chat"
+	"github.com/stewardhq/steward/store"
 )
 
 func newChatCmd(e env) *cobra.Command {
@@ -19,65 +22,84 @@ func newChatCmd(e env) *cobra.Command {
 		Short: "Chat interactively; answers stream, tools and sources are shown",
 		Long: `Chat interactively. Type a message and press Enter; the answer streams back,
 the tools being used are shown as they run, and each answer ends with the
-sources used by tools. Every answer is stored. Commands inside the chat:
-/tools lists what is offered, /exit (or Ctrl-D) ends the chat.`,
+sources used by tools. Every answer is stored. On a terminal, lines can be
+edited and earlier ones recalled with the arrow keys (Ctrl-R searches them).
+Ctrl-C stops the answer being written and keeps the chat; at an empty prompt it
+leaves the chat. Commands inside the chat: /tools lists what is offered,
+/exit (or Ctrl-D) ends the chat. A resumed chat continues with its own
+provider unless --provider names another.`,
 		Example: `  steward chat
   steward chat --provider anthropic --tools web_search
-  steward chat --resume 3f2a9c1e`,
+  steward chat --resume 3f2a9c1e
+  steward chat --sources docs --retrieval classic`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			choice, err := parseSourceFlags(cmd)
+			if err != nil {
+				return err
+			}
 			a, err := openApp(cmd, e)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			p, err := a.ResolveProvider(cmd.Context(), providerFlags(cmd))
+			selected, err := toolSelection(cmd, a)
 			if err != nil {
 				return err
 			}
-			var selected []string
-			if cmd.Flags().Changed("tools") {
-				s, _ := cmd.Flags().GetString("tools")
-				selected = splitList(s)
-				if selected == nil {
-					selected = []string{}
-				}
-			}
 			var t *chat.Thread
-			resume, _ := cmd.Flags().GetString("resume")
-			if resume != "" {
-				st, err := a.OpenStore(cmd.Context())
-				if err != nil {
+			var p *app.ResolvedProvider
+			if resume, _ := cmd.Flags().GetString("resume"); resume != "" {
+				if t, p, err = resumeChat(cmd, a, resume); err != nil {
 					return err
 				}
-				c, err := st.Load(cmd.Context(), resume)
-				st.Close()
-				if err != nil {
-					return err
-				}
-				t = app.FromStored(c)
 				fmt.Fprintf(e.stderr, "Resumed chat %s (%q, %d messages).\n", t.ID[:8], t.Title, len(t.Messages))
-				if err := app.CheckProviderAllowed(t, p); err != nil {
+			} else {
+				if p, err = resolveProvider(cmd, a); err != nil {
 					return err
 				}
-			} else {
 				t = app.NewThread()
 			}
-			fmt.Fprintf(e.stderr, "Chatting with %s (confidence %s). /exit ends the chat.\n", p.Title, p.Confidence)
-			in := bufio.NewScanner(e.stdin)
-			in.Buffer(make([]byte, 64*1024), 16<<20)
-			for {
-				fmt.Fprint(e.stderr, "> ")
-				if !in.Scan() {
-					fmt.Fprintln(e.stderr)
-					break
+			if err := choice.apply(a, t); err != nil {
+				return err
+			}
+			var notices sourceNotices
+			in, err := newLineReader(e, filepath.Join(a.DataDir, "chat_history"))
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			fmt.Fprintf(e.stderr, "Chatting with %s (confidence %s). /exit or Ctrl-D ends the chat; Ctrl-C stops an answer.\n", p.Title, p.Confidence)
+			leave := func(code int) error {
+				if len(t.History()) > 0 {
+					fmt.Fprintf(e.stderr, "Chat %s stored; continue with: steward chat --resume %s\n", t.ID[:8], t.ID[:8])
 				}
-				line := strings.TrimSpace(in.Text())
+				if code != exitOK {
+					return printedError{code: code}
+				}
+				return nil
+			}
+			for {
+				line, err := in.ReadLine(cmd.Context(), "> ")
+				switch {
+				case errors.Is(err, errLineInterrupted):
+					if strings.TrimSpace(line) != "" {
+						continue // Ctrl-C drops what was typed
+					}
+					fmt.Fprintln(e.stderr)
+					return leave(exitInterrupted)
+				case errors.Is(err, io.EOF):
+					fmt.Fprintln(e.stderr)
+					return leave(exitOK)
+				case err != nil:
+					return fmt.Errorf("reading your input: %w", err)
+				}
+				line = strings.TrimSpace(line)
 				switch line {
 				case "":
 					continue
 				case "/exit", "/quit":
-					return nil
+					return leave(exitOK)
 				case "/tools":
 					res, _ := a.Registry.Runnable(cmd.Context(), a.RunnableRequest(t, p, selected))
 					n, _ := a.CountToolTokens(p.Model, res)
@@ -87,27 +109,36 @@ sources used by tools. Every answer is stored. Commands inside the chat:
 					fmt.Fprintf(e.stderr, "  (%d tools offered, adding about %d tokens to each request)\n", len(res), n)
 					continue
 				}
-				_, runErr := a.Answer(cmd.Context(), t, p, app.Turn{Text: line, Selected: selected}, textSink{out: e.stdout, errw: e.stderr})
+				// Ctrl-C while the answer streams stops this answer only.
+				actx, stop := context.WithCancel(cmd.Context())
+				restore := e.interrupts.handle(stop)
+				turn := app.Turn{Text: line, Selected: selected, OnOffer: reportNotOffered(e, a, p, selected)}
+				res, runErr := a.Answer(actx, t, p, turn, textSink{out: e.stdout, errw: e.stderr, flush: e.flush})
+				restore()
+				stop()
+				if res != nil {
+					notices.report(e.stderr, res.Retrieval)
+				}
 				if err := saveThread(context.WithoutCancel(cmd.Context()), a, t, p); err != nil {
 					fmt.Fprintf(e.stderr, "steward: the chat could not be stored: %v\n", err)
 				}
-				if runErr != nil {
-					if errors.Is(runErr, context.Canceled) {
-						return runErr
-					}
-					fmt.Fprintf(e.stderr, "steward: %s: %v\n", p.Title, runErr)
+				switch {
+				case runErr == nil:
+				case cmd.Context().Err() != nil:
+					// Steward itself is being ended (SIGTERM).
+					return leave(exitInterrupted)
+				case errors.Is(runErr, context.Canceled):
+					fmt.Fprintln(e.stderr, "[stopped; what arrived is kept, marked incomplete]")
+				default:
+					fmt.Fprintf(e.stderr, "steward: %s: %v\n", p.Title, e.secrets.Error(runErr))
 				}
 			}
-			if err := in.Err(); err != nil {
-				return fmt.Errorf("reading your input: %w", err)
-			}
-			fmt.Fprintf(e.stderr, "Chat %s stored; continue with: steward chat --resume %s\n", t.ID[:8], t.ID[:8])
-			return nil
 		},
 	}
 	addProviderFlags(cmd)
 	cmd.Flags().String("tools", "", "comma-separated tool or collection IDs to offer (default: your saved selection)")
 	cmd.Flags().String("resume", "", "continue a stored chat by its ID or a unique prefix of it")
+	addSourceFlags(cmd)
 	return cmd
 }
 
@@ -144,7 +175,11 @@ func newChatsCmd(e env) *cobra.Command {
 					return err
 				}
 				if asJSON {
-					return writeJSON(e.stdout, list)
+					rows := []chatSummaryJSON{}
+					for _, c := range list {
+						rows = append(rows, chatSummaryJSON{ID: c.ID, Title: c.Title, Updated: c.Updated.UTC().Format(time.RFC3339), Messages: c.Messages})
+					}
+					return writeJSON(e.stdout, rows)
 				}
 				if len(list) == 0 {
 					fmt.Fprintln(e.stderr, "No stored chats yet.")
@@ -162,7 +197,7 @@ func newChatsCmd(e env) *cobra.Command {
 					return err
 				}
 				if asJSON {
-					return writeJSON(e.stdout, c)
+					return writeJSON(e.stdout, chatJSONOf(c))
 				}
 				fmt.Fprintf(e.stdout, "# %s\n(chat %s; requires provider confidence %s, data security %s", c.Title, c.ID, c.RequiredConfidence, c.DataSecurity)
 				if c.Outbound.Set {
@@ -170,7 +205,11 @@ func newChatsCmd(e env) *cobra.Command {
 				}
 				fmt.Fprintln(e.stdout, ")")
 				for _, m := range c.Messages {
-					fmt.Fprintf(e.stdout, "\n## %s\n%s\n", m.Role, m.Text)
+					role := m.Role
+					if m.Incomplete {
+						role += " (incomplete: the answer was cut off)"
+					}
+					fmt.Fprintf(e.stdout, "\n## %s\n%s\n", role, m.Text)
 					for _, tr := range m.Traces {
 						fmt.Fprintf(e.stdout, "- tool %s: %s %s\n", tr.ToolName, tr.Status, tr.StatusMessage)
 					}
@@ -195,4 +234,68 @@ func newChatsCmd(e env) *cobra.Command {
 	}
 	cmd.Flags().Bool("json", false, "write JSON")
 	return cmd
+}
+
+// The JSON shapes of `steward chats --json` and `chats show --json`: snake
+// case names, levels as their names, [] for empty lists.
+type chatSummaryJSON struct {
+	ID       string `json:"id"`
+	Title    string `json:"title"`
+	Updated  string `json:"updated"`
+	Messages int    `json:"messages"`
+}
+
+type chatJSON struct {
+	ID                 string        `json:"id"`
+	Title              string        `json:"title"`
+	Provider           string        `json:"provider"`
+	Model              string        `json:"model"`
+	BaseURL            string        `json:"base_url"`
+	Created            string        `json:"created"`
+	Updated            string        `json:"updated"`
+	RequiredConfidence string        `json:"required_confidence"`
+	DataSecurity       string        `json:"data_security"`
+	Outbound           *outboundJSON `json:"outbound_restriction,omitempty"`
+	// DataSources are the chat's own data-source options, when it has any.
+	DataSources *store.DataSourceOptions `json:"data_sources,omitempty"`
+	Messages    []messageJSON            `json:"messages"`
+}
+
+type outboundJSON struct {
+	Restriction string `json:"restriction"`
+	MailboxID   string `json:"mailbox_id"`
+	MailboxName string `json:"mailbox_name"`
+}
+
+type messageJSON struct {
+	Role       string           `json:"role"`
+	Text       string           `json:"text"`
+	Hidden     bool             `json:"hidden"`
+	Incomplete bool             `json:"incomplete"`
+	Created    string           `json:"created"`
+	Documents  []store.Document `json:"documents"`
+	Traces     []store.Trace    `json:"traces"`
+	Sources    []store.Source   `json:"sources"`
+}
+
+func chatJSONOf(c *store.Chat) chatJSON {
+	out := chatJSON{ID: c.ID, Title: c.Title, Provider: c.Provider, Model: c.Model, BaseURL: c.BaseURL,
+		Created: c.Created.UTC().Format(time.RFC3339), Updated: c.Updated.UTC().Format(time.RFC3339),
+		RequiredConfidence: c.RequiredConfidence.String(), DataSecurity: c.DataSecurity.String(), Messages: []messageJSON{}}
+	out.DataSources = c.DataSources
+	if c.Outbound.Set {
+		out.Outbound = &outboundJSON{Restriction: c.Outbound.Restriction.String(), MailboxID: c.Outbound.MailboxID, MailboxName: c.Outbound.MailboxName}
+	}
+	for _, m := range c.Messages {
+		out.Messages = append(out.Messages, messageJSON{Role: m.Role, Text: m.Text, Hidden: m.Hidden, Incomplete: m.Incomplete,
+			Created: m.Created.UTC().Format(time.RFC3339), Documents: nonNil(m.Documents), Traces: nonNil(m.Traces), Sources: nonNil(m.Sources)})
+	}
+	return out
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

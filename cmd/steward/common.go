@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stewardhq/steward/app"
+	"github.com/stewardhq/steward/llm"
 	"github.com/stewardhq/steward/loop"
 )
 
@@ -21,13 +24,21 @@ func openApp(cmd *cobra.Command, e env) (*app.App, error) {
 	if debug || e.getenv("STEWARD_DEBUG") != "" {
 		logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	opts := app.Options{ConfigDir: cfgDir, DataDir: dataDir, Getenv: e.getenv, Logger: logger, SkipMCPServers: !offersTools(cmd)}
+	opts := app.Options{ConfigDir: cfgDir, DataDir: dataDir, Getenv: e.getenv, Logger: logger, Secrets: e.secrets, PluginIsolation: e.plugins, SkipMCPServers: !offersTools(cmd),
+		OnRetry: func(n llm.RetryNotice) { fmt.Fprintf(e.stderr, "steward: %s\n", n) }}
 	if e.tweak != nil {
 		e.tweak(&opts)
 	}
 	a, err := app.Open(cmd.Context(), opts)
 	if err != nil {
 		return nil, err
+	}
+	// Every command says which plugins it skipped and which security
+	// settings it counts as strictest; `config check` lists them itself.
+	if cmd.CommandPath() != "steward config check" {
+		for _, n := range a.Notices() {
+			fmt.Fprintf(e.stderr, "steward: configuration: %s\n", n)
+		}
 	}
 	if !opts.SkipMCPServers {
 		e.started.add(a)
@@ -62,9 +73,13 @@ func splitList(s string) []string {
 	return out
 }
 
-// textSink streams the answer to stdout and tool activity to stderr.
+// textSink streams the answer to stdout and tool activity to stderr. An
+// error is not written here: the command prints it once when it ends.
 type textSink struct {
 	out, errw io.Writer
+	// flush, when not nil, writes out what the output filters held back,
+	// at the end of an answer.
+	flush func()
 }
 
 func (s textSink) Emit(ev loop.Event) {
@@ -85,25 +100,62 @@ func (s textSink) Emit(ev loop.Event) {
 			fmt.Fprintln(s.out)
 			fmt.Fprintln(s.errw, strings.TrimLeft(text, "\n"))
 		}
-	case loop.EventError:
-		fmt.Fprintf(s.errw, "\n[error] %s\n", ev.Error)
+	case loop.EventFilter:
+		for _, src := range ev.Filter.Sources {
+			var cats []string
+			for _, f := range src.Findings {
+				cats = append(cats, f.Category)
+			}
+			fmt.Fprintf(s.errw, "[filter] removed %d suspicious passage(s) from %s (%s)\n", len(src.Findings), src.Label, strings.Join(uniq(cats), ", "))
+		}
+		if ev.Filter.Warning != "" {
+			fmt.Fprintf(s.errw, "[filter] %s\n", ev.Filter.Warning)
+		}
 	case loop.EventDone:
 		fmt.Fprintln(s.out)
+		if s.flush != nil {
+			s.flush()
+		}
 	}
 }
 
 // jsonSink writes one JSON event per line.
 type jsonSink struct {
-	enc *json.Encoder
+	enc   *json.Encoder
+	flush func()
+	done  *bool
 }
 
-func newJSONSink(w io.Writer) jsonSink {
+func newJSONSink(w io.Writer, flush func()) jsonSink {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	return jsonSink{enc: enc}
+	return jsonSink{enc: enc, flush: flush, done: new(bool)}
 }
 
-func (s jsonSink) Emit(ev loop.Event) { _ = s.enc.Encode(ev) }
+func (s jsonSink) Emit(ev loop.Event) {
+	_ = s.enc.Encode(ev)
+	if ev.Type == loop.EventDone {
+		*s.done = true
+		if s.flush != nil {
+			s.flush()
+		}
+	}
+}
+
+// close ends the event stream of a run that failed before the loop began
+// (a provider the chat may not use, say): error, then done, so that done is
+// always the last line.
+func (s jsonSink) close(err error) {
+	if *s.done || err == nil {
+		return
+	}
+	stop := loop.StopError
+	if errors.Is(err, context.Canceled) {
+		stop = loop.StopCancelled
+	}
+	s.Emit(loop.Event{Type: loop.EventError, Error: err.Error()})
+	s.Emit(loop.Event{Type: loop.EventDone, Stop: stop})
+}
 
 // writeJSON writes v indented.
 func writeJSON(w io.Writer, v any) error {
@@ -111,4 +163,13 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// rawErr is the terminal behind stderr, for output that draws with control
+// characters of its own (the progress bar).
+func rawErr(e env) io.Writer {
+	if e.rawStderr != nil {
+		return e.rawStderr
+	}
+	return e.stderr
 }

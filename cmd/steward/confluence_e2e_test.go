@@ -83,7 +83,7 @@ func confluenceEndToEnd(t *testing.T, bin, mode string) {
 		if r := runBinary(t, bin, home, e2ePAT+"\n", env, "settings", "set", "search_confluence.personalAccessToken", "-"); r.code != 0 {
 			t.Fatalf("settings set: %d %s", r.code, r.stderr)
 		}
-		if r := runBinary(t, bin, home, "", env, "settings", "get", "search_confluence.personalAccessToken"); !strings.Contains(r.stdout, "(secret set)") || strings.Contains(r.stdout, e2ePAT) {
+		if r := runBinary(t, bin, home, "", env, "settings", "get", "search_confluence.personalAccessToken"); !strings.Contains(r.stdout, "(secret set, stored in ") || strings.Contains(r.stdout, e2ePAT) {
 			t.Fatalf("settings get: %q", r.stdout)
 		}
 	}

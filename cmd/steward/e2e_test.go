@@ -201,7 +201,7 @@ func TestAskTextAndJSON(t *testing.T) {
 			t.Fatalf("text event: %v", ev)
 		}
 	}
-	if got := strings.Join(types, ","); got != "text,usage,done" {
+	if got := strings.Join(types, ","); got != "chat,text,usage,done" {
 		t.Fatalf("events %s", got)
 	}
 	msgs := p.request(1)["messages"].([]any)
@@ -225,7 +225,7 @@ func TestChatThroughStdinAndResume(t *testing.T) {
 	if err := json.Unmarshal([]byte(list.stdout), &chats); err != nil || len(chats) != 1 {
 		t.Fatalf("chats --json: %q %v", list.stdout, err)
 	}
-	id := chats[0]["ID"].(string)
+	id := chats[0]["id"].(string)
 	r = steward(t, home, "third question\n", nil, "chat", "--resume", id[:8], "--provider", "vllm", "--base-url", p.baseURL())
 	if r.code != 0 || !strings.Contains(r.stdout, "Third answer.") {
 		t.Fatalf("resume: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)

@@ -36,8 +36,87 @@ PRE_RAG_2024 and PRE_MAILBOXES_2026 (see the README).`,
   steward mail search --from supplier "delivery date"
   steward mail count --after 2026-11-01 --group-by sender --json`,
 	}
-	m.AddCommand(newMailAddCmd(e), newMailSyncCmd(e), newMailStatusCmd(e), newMailSearchCmd(e), newMailCountCmd(e))
+	m.AddCommand(newMailAddCmd(e), newMailRemoveCmd(e), newMailSyncCmd(e), newMailResetSignInCmd(e), newMailStatusCmd(e), newMailSearchCmd(e), newMailCountCmd(e))
 	return m
+}
+
+func newMailRemoveCmd(e env) *cobra.Command {
+	return &cobra.Command{
+		Use:     "remove ID",
+		Aliases: []string{"rm"},
+		Short:   "Remove one of your mailboxes: its settings, its stored secret and its mails in the local index",
+		Long: `Remove a mailbox you added with 'steward mail add': it leaves your settings, its
+password or token is deleted from the secret store, and everything the local
+index holds of it is deleted. Nothing on the mail server changes. A mailbox
+your organization defines cannot be removed here.`,
+		Example: `  steward mail remove work`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("mail remove takes the ID of one mailbox (see 'steward mail status')")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := openApp(cmd, e)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			known := false
+			var ids []string
+			for _, c := range a.MailboxConfigs() {
+				ids = append(ids, c.ID)
+				known = known || c.ID == args[0]
+			}
+			if !known {
+				if len(ids) == 0 {
+					return usagef("there is no mailbox %q: no mailbox is configured", args[0])
+				}
+				return usagef("there is no mailbox %q; the mailboxes are: %s", args[0], strings.Join(ids, ", "))
+			}
+			if err := a.RemoveMailbox(cmd.Context(), args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stderr, "Removed mailbox %s, its secret and its mails in the local index.\n", args[0])
+			return nil
+		},
+	}
+}
+
+func newMailResetSignInCmd(e env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "reset-signin [--mailbox ID]",
+		Short: "Allow one new sign-in attempt after the server refused one",
+		Long: `After a mail server refused a sign-in, 'steward mail sync' makes no further
+attempt, so that a wrong password cannot lock the account. Fix the password or
+token first (e.g. 'steward mail remove' and 'steward mail add' again), then run
+this to allow the next sync to try once more. 'steward mail sync --retry-sign-in'
+does both in one step.`,
+		Example: `  steward mail reset-signin --mailbox work
+  steward mail reset-signin`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, _ := cmd.Flags().GetString("mailbox")
+			a, boxes, err := openMailboxes(cmd, e, id)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			ix, err := a.MailIndexer(cmd.Context())
+			if err != nil {
+				return err
+			}
+			for _, c := range boxes {
+				if err := ix.ResetSignIn(cmd.Context(), c.ID); err != nil {
+					return fmt.Errorf("%s: %w", c.Name, err)
+				}
+				fmt.Fprintf(e.stderr, "%s: the next 'steward mail sync' signs in once more.\n", c.Name)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().String("mailbox", "", "only this mailbox")
+	return cmd
 }
 
 func newMailAddCmd(e env) *cobra.Command {
@@ -217,7 +296,7 @@ func newMailSyncCmd(e env) *cobra.Command {
 						return err
 					}
 				}
-				bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(e.stderr), progressbar.OptionSetDescription(c.Name),
+				bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(rawErr(e)), progressbar.OptionSetDescription(c.Name),
 					progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("mails"), progressbar.OptionThrottle(100*time.Millisecond),
 					progressbar.OptionClearOnFinish())
 				rep, err := ix.Sync(cmd.Context(), c, mailbox.SyncOptions{Progress: func(p mailbox.Progress) {
@@ -237,6 +316,9 @@ func newMailSyncCmd(e env) *cobra.Command {
 					rate = float64(rep.Added) / rep.Duration.Seconds()
 				}
 				fmt.Fprintf(e.stderr, "%s: %d new, %d removed, %d chunks embedded in %s (%.0f mails/s)\n", c.Name, rep.Added, rep.Removed+int(rep.Orphans), rep.Embedded, rep.Duration.Round(time.Millisecond), rate)
+				if rep.EmbeddingRefused != "" {
+					fmt.Fprintf(e.stderr, "%s: mails were not embedded: %s; search by words works\n", c.Name, rep.EmbeddingRefused)
+				}
 				if rep.EmbeddingError != "" {
 					fmt.Fprintf(e.stderr, "%s: search by meaning is unavailable for now (%s); search by words works\n", c.Name, rep.EmbeddingError)
 				}
@@ -279,11 +361,17 @@ func newMailStatusCmd(e env) *cobra.Command {
 				all = append(all, st)
 			}
 			if asJSON {
+				all = nonNil(all)
+				for i := range all {
+					all[i].Coverage.Folders = nonNil(all[i].Coverage.Folders)
+				}
 				return writeJSON(e.stdout, all)
 			}
 			for _, st := range all {
 				search := "words and meaning (" + st.EmbeddingModel + ")"
-				if st.EmbeddingModel == "" {
+				if st.EmbeddingRefused != "" {
+					search = "words only, because " + st.EmbeddingRefused
+				} else if st.EmbeddingModel == "" {
 					search = "words only"
 				}
 				fmt.Fprintf(e.stdout, "%s (%s): %d mails, %d chunks, %d embedded; search by %s\n", st.Config.Name, st.Config.ID, st.Stats.Mails, st.Stats.Chunks, st.Stats.Embedded, search)
@@ -397,9 +485,15 @@ func newMailSearchCmd(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "search [conditions] [QUERY]",
 		Short: "Search the local mail index by words and meaning, the way search_mails does",
+		Long: `Search the local mail index by words and meaning, the way search_mails does.
+The results are your own mail, shown as they are: with --json as one JSON
+object ({"mailboxes": [...], "mails": [...]}). --tool-json prints instead
+exactly the JSON a model gets from search_mails: filtered for prompt
+injections, budgeted and paged like a tool result.`,
 		Example: `  steward mail search "delivery date"
   steward mail search --mailbox work --from supplier --after 2026-11-01 "contract"
-  steward mail search --unread --json`,
+  steward mail search --unread --json
+  steward mail search --tool-json "contract"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			flt, err := readConditions(cmd)
 			if err != nil {
@@ -414,15 +508,16 @@ func newMailSearchCmd(e env) *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			if asJSON {
+			if asTool, _ := cmd.Flags().GetBool("tool-json"); asTool {
 				args := toolArgs(cmd)
 				if query != "" {
 					args[mail.ArgQuery] = query
 				}
 				return printToolResult(cmd, e, mail.NewSearch(mailToolOptions(a, svc)), args)
 			}
-			var out []cliMail
+			out := []cliMail{}
 			wordsOnly := map[string]bool{}
+			searched := []cliMailbox{}
 			for _, r := range svc.Readable(policy.High) {
 				if id != "" && r.Config.ID != id {
 					continue
@@ -435,9 +530,17 @@ func newMailSearchCmd(e env) *cobra.Command {
 					return usagef("mailbox %s has no folder %q; its folders are: %s", r.Config.ID, flt.Folder, strings.Join(res.Folder.Known, ", "))
 				}
 				wordsOnly[r.Config.ID] = res.WordsOnly
+				searched = append(searched, cliMailbox{ID: r.Config.ID, Name: r.Config.Name, WordsOnly: res.WordsOnly && query != ""})
 				for _, f := range res.Mails {
-					out = append(out, toCLIMail(r.Config.ID, f))
+					m := toCLIMail(r.Config.ID, f)
+					if asJSON {
+						m.Received = f.Mail.Received.UTC().Format(time.RFC3339)
+					}
+					out = append(out, m)
 				}
+			}
+			if asJSON {
+				return writeJSON(e.stdout, map[string]any{"mailboxes": searched, "mails": out})
 			}
 			if len(out) == 0 {
 				fmt.Fprintln(e.stderr, "No mails found.")
@@ -458,11 +561,20 @@ func newMailSearchCmd(e env) *cobra.Command {
 	}
 	addConditionFlags(cmd)
 	cmd.Flags().Int("limit", 20, "results per mailbox")
+	cmd.Flags().Bool("tool-json", false, "write exactly the JSON a model gets from search_mails (filtered, budgeted, paged)")
 	return cmd
 }
 
+// cliMailbox is a searched mailbox in `mail search --json`.
+type cliMailbox struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// WordsOnly is true when a query was searched by words only.
+	WordsOnly bool `json:"words_only"`
+}
+
 func toCLIMail(mailboxID string, f mailbox.Found) cliMail {
-	m := cliMail{MailboxID: mailboxID, MailID: f.Mail.ID, Received: f.Mail.Received.Local().Format("2006-01-02 15:04"), Subject: f.Mail.Subject,
+	m := cliMail{MailboxID: mailboxID, MailID: f.Mail.ID, Folders: []string{}, Received: f.Mail.Received.Local().Format("2006-01-02 15:04"), Subject: f.Mail.Subject,
 		Attachments: f.Mail.HasAttachments, Encrypted: f.Mail.Encryption, Passage: f.Passage}
 	if len(f.Mail.Addresses.From) > 0 {
 		m.From = f.Mail.Addresses.From[0].Addr

@@ -65,11 +65,33 @@ func TestMailOutboundRestrictionEndToEnd(t *testing.T) {
 	if r = steward(t, home, "", env, "mail", "sync"); r.code != 0 || !strings.Contains(r.stderr, "1 new") {
 		t.Fatalf("mail sync: %d %s", r.code, r.stderr)
 	}
-	// The user sees what a model would find: the tool's own JSON, with the
-	// planted instruction in the mail neutralized.
-	if r = steward(t, home, "", env, "mail", "search", "--json", "delivery"); !strings.Contains(r.stdout, "Delivery date for order 4711") ||
+	// With --tool-json the user sees what a model would find: the tool's
+	// own JSON, with the planted instruction in the mail neutralized.
+	if r = steward(t, home, "", env, "mail", "search", "--tool-json", "delivery"); !strings.Contains(r.stdout, "Delivery date for order 4711") ||
 		!strings.Contains(r.stdout, `"has_more"`) || strings.Contains(r.stdout, "collect.evil.example") {
-		t.Fatalf("mail search --json: %d %s %s", r.code, r.stdout, r.stderr)
+		t.Fatalf("mail search --tool-json: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	// With --json, their own mail as the text output shows it.
+	var found struct {
+		Mailboxes []struct {
+			ID        string `json:"id"`
+			WordsOnly bool   `json:"words_only"`
+		} `json:"mailboxes"`
+		Mails []struct {
+			MailboxID string   `json:"mailbox_id"`
+			MailID    string   `json:"mail_id"`
+			Subject   string   `json:"subject"`
+			Received  string   `json:"received"`
+			Folders   []string `json:"folders"`
+		} `json:"mails"`
+	}
+	r = steward(t, home, "", env, "mail", "search", "--json", "delivery")
+	if err := json.Unmarshal([]byte(r.stdout), &found); err != nil || len(found.Mails) != 1 || !strings.Contains(found.Mails[0].Subject, "Delivery date for order 4711") ||
+		found.Mails[0].MailboxID != "office" || found.Mails[0].MailID == "" || len(found.Mails[0].Folders) != 1 || len(found.Mailboxes) != 1 || !found.Mailboxes[0].WordsOnly {
+		t.Fatalf("mail search --json: %d %v %s %s", r.code, err, r.stdout, r.stderr)
+	}
+	if _, err := time.Parse(time.RFC3339, found.Mails[0].Received); err != nil {
+		t.Fatalf("received is no RFC 3339 time: %q", found.Mails[0].Received)
 	}
 	if r = steward(t, home, "", env, "mail", "search", "delivery"); !strings.Contains(r.stdout, "Delivery date for order 4711") || !strings.Contains(r.stdout, "mailbox://office/") {
 		t.Fatalf("mail search: %d %s %s", r.code, r.stdout, r.stderr)
@@ -116,7 +138,7 @@ func TestMailOutboundRestrictionEndToEnd(t *testing.T) {
 	// Restart: a new process resumes the chat. Its restriction is still in
 	// force: web_search is not offered and the made-up address is refused.
 	list := steward(t, home, "", env, "chats", "show", "--json", listFirstChatID(t, home))
-	if !strings.Contains(list.stdout, "ONLY_LINKS_FROM_CHAT") && !strings.Contains(list.stdout, `"Restriction": 1`) {
+	if !strings.Contains(list.stdout, "ONLY_LINKS_FROM_CHAT") {
 		t.Fatalf("the stored chat lost its restriction: %s", list.stdout)
 	}
 	p2 := newScripted(t,
@@ -143,5 +165,5 @@ func listFirstChatID(t *testing.T, home string) string {
 	if err := json.Unmarshal([]byte(r.stdout), &chats); err != nil || len(chats) == 0 {
 		t.Fatalf("chats: %v %s", err, r.stdout)
 	}
-	return chats[0]["ID"].(string)
+	return chats[0]["id"].(string)
 }

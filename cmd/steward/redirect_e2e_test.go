@@ -30,8 +30,8 @@ func TestAskDoesNotFollowAProviderRedirectElsewhere(t *testing.T) {
 					hit = append(hit, l)
 				}
 			}
-			// TODO(cli merge): exactly one line once every error is printed once.
-			if len(hit) == 0 || !strings.Contains(hit[0], "base URL of provider "+p.kind) {
+			// Every error is printed once: exactly one line names the target.
+			if len(hit) != 1 || !strings.Contains(hit[0], "base URL of provider "+p.kind) {
 				t.Errorf("stderr %q: want one line naming the provider's base URL and %s", res.stderr, r.Target)
 			}
 			if strings.Contains(res.stderr, p.key) {

@@ -1,9 +1,10 @@
 package dovetest
 
 import (
+	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"text/template"
@@ -36,12 +38,110 @@ type Server struct {
 	CAPEM []byte
 	// Dir is the scratch directory holding configuration, state and mail.
 	Dir string
-	// LogPath is Dovecot's log file.
+	// LogPath is a copy of Dovecot's log, written as the lines arrive.
 	LogPath string
 	// Users are the accounts the server knows.
 	Users []User
 
 	cmd *exec.Cmd
+	log *logTail
+}
+
+// logTail collects Dovecot's log as Dovecot writes it (through a pipe on
+// its standard error), so that a test can wait for a line to arrive
+// instead of guessing how long Dovecot takes to write it.
+type logTail struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	buf   strings.Builder
+	file  *os.File
+	ended bool
+}
+
+func newLogTail(file *os.File) *logTail {
+	l := &logTail{file: file}
+	l.cond = sync.NewCond(&l.mu)
+	return l
+}
+
+// read copies r into the tail line by line until r ends.
+func (l *logTail) read(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text() + "\n"
+		l.mu.Lock()
+		l.buf.WriteString(line)
+		if l.file != nil {
+			_, _ = l.file.WriteString(line)
+		}
+		l.cond.Broadcast()
+		l.mu.Unlock()
+	}
+	l.mu.Lock()
+	l.ended = true
+	if l.file != nil {
+		_ = l.file.Close()
+	}
+	l.cond.Broadcast()
+	l.mu.Unlock()
+}
+
+func (l *logTail) text() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// LogWaitLimit bounds how long WaitLog waits for lines that never come.
+// It is a limit for a failing test, not a wait: a line that arrives ends
+// the wait at once.
+const LogWaitLimit = 60 * time.Second
+
+// WaitLog waits until Dovecot's log holds at least want lines that each
+// contain every one of parts, and returns how many do. It fails the test
+// when they have not arrived within LogWaitLimit or Dovecot stopped
+// writing. Dovecot writes its log asynchronously (a separate process), so
+// a test that checks what the server logged about an event waits for that
+// event here rather than reading the log at once.
+func (s *Server) WaitLog(t testing.TB, want int, parts ...string) int {
+	t.Helper()
+	l := s.log
+	timer := time.AfterFunc(LogWaitLimit, func() {
+		l.mu.Lock()
+		l.cond.Broadcast()
+		l.mu.Unlock()
+	})
+	defer timer.Stop()
+	deadline := time.Now().Add(LogWaitLimit)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for {
+		n := CountLines(l.buf.String(), parts...)
+		if n >= want {
+			return n
+		}
+		if l.ended || !time.Now().Before(deadline) {
+			t.Fatalf("dovetest: %d log lines with %q, want %d (waited for them up to %s):\n%s", n, parts, want, LogWaitLimit, l.buf.String())
+			return n
+		}
+		l.cond.Wait()
+	}
+}
+
+// CountLines counts the lines of log that each contain every one of parts.
+func CountLines(log string, parts ...string) int {
+	n := 0
+	for _, line := range strings.Split(log, "\n") {
+		all := line != ""
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
 }
 
 // Addr returns host:port of the IMAP port.
@@ -69,14 +169,11 @@ type Options struct {
 	OAuth2IntrospectionURL string
 }
 
-// Log returns the current content of Dovecot's log.
+// Log returns what Dovecot has logged so far. Dovecot writes its log
+// asynchronously: to check that it logged an event, use WaitLog.
 func (s *Server) Log(t testing.TB) string {
 	t.Helper()
-	b, err := os.ReadFile(s.LogPath)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("dovetest: read log: %v", err)
-	}
-	return string(b)
+	return s.log.text()
 }
 
 // Binary returns the path of the dovecot binary, skipping the test when it
@@ -98,8 +195,8 @@ func Binary(t testing.TB) string {
 const confTemplate = `base_dir = {{.Dir}}/run
 state_dir = {{.Dir}}/state
 instance_name = dovetest-{{.Port}}
-log_path = {{.Dir}}/dovecot.log
-info_log_path = {{.Dir}}/dovecot.log
+log_path = /dev/stderr
+info_log_path = /dev/stderr
 protocols = imap
 listen = 127.0.0.1
 {{- if .TLS}}
@@ -113,6 +210,9 @@ disable_plaintext_auth = no
 auth_mechanisms = plain login xoauth2 oauthbearer
 auth_verbose = yes
 auth_failure_delay = 0
+# No statistics: a login process that cannot reach the stats writer while
+# the server stops waits 5 s for it, which is all a test would wait for.
+stats_writer_socket_path =
 mail_location = maildir:{{.Dir}}/mail/%u/Maildir
 first_valid_uid = 1
 {{- if .NonRoot}}
@@ -147,6 +247,14 @@ passdb {
 userdb {
   driver = static
   args = uid={{.UID}} gid={{.GID}} home={{.Dir}}/mail/%u
+}
+# No authentication penalty: after a refused sign-in, anvil delays the next
+# sign-in from the same address by seconds, which tests of refusals would
+# only wait for (Authentication.Penalty in Dovecot's documentation).
+service anvil {
+  unix_listener anvil-auth-penalty {
+    mode = 0
+  }
 }
 service imap-login {
   inet_listener imap {
@@ -280,47 +388,76 @@ func StartWith(t testing.TB, o Options) *Server {
 
 	s := &Server{Host: "127.0.0.1", Port: data.Port, TLSPort: data.TLSPort, CAPEM: caPEM, Dir: dir,
 		LogPath: filepath.Join(dir, "dovecot.log"), Users: users}
+	logFile, err := os.Create(s.LogPath)
+	if err != nil {
+		t.Fatalf("dovetest: create the log copy: %v", err)
+	}
+	s.log = newLogTail(logFile)
+	// Dovecot and its log process write their log (and any start-up
+	// error) to standard error, which is this pipe.
+	logR, logW, err := os.Pipe()
+	if err != nil {
+		t.Fatalf("dovetest: log pipe: %v", err)
+	}
 	cmd := exec.Command(bin, "-F", "-c", confPath)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	cmd.Stdout, cmd.Stderr = logW, logW
 	if err := cmd.Start(); err != nil {
+		logR.Close()
+		logW.Close()
 		t.Fatalf("dovetest: start dovecot: %v", err)
 	}
+	logW.Close()
+	tailDone := make(chan struct{})
+	go func() { s.log.read(logR); logR.Close(); close(tailDone) }()
 	s.cmd = cmd
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { s.stop(t, exited) })
+	t.Cleanup(func() { s.stop(t, exited); <-tailDone })
 
-	addrs := []string{s.Addr()}
-	if s.TLSPort != 0 {
-		addrs = append(addrs, s.TLSAddr())
-	}
-	for _, addr := range addrs {
-		waitListening(t, addr, exited, &stderr, s)
-	}
+	// Dovecot binds its listeners before it announces itself in the log,
+	// so the announcement is the event to wait for. A probe connection
+	// would leave a login process behind that holds up the shutdown for
+	// five seconds.
+	waitStarted(t, s, exited)
 	return s
 }
 
-// waitListening waits up to 10 s until addr accepts connections.
-func waitListening(t testing.TB, addr string, exited <-chan struct{}, stderr *bytes.Buffer, s *Server) {
+// StartLimit bounds how long Start waits for Dovecot to come up. It is a
+// limit for a failing start, not a wait: the announcement ends it at once.
+const StartLimit = 60 * time.Second
+
+// waitStarted waits until Dovecot logged that it is starting up, and fails
+// the test when Dovecot exits or stays silent for StartLimit.
+func waitStarted(t testing.TB, s *Server, exited <-chan struct{}) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			_ = c.Close()
-			break
-		}
+	l := s.log
+	stopWaking := make(chan struct{})
+	defer close(stopWaking)
+	go func() {
 		select {
 		case <-exited:
-			t.Fatalf("dovetest: dovecot exited before listening: %s\nlog: %s", stderr.String(), s.Log(t))
+		case <-time.After(StartLimit):
+		case <-stopWaking:
+			return
+		}
+		l.mu.Lock()
+		l.cond.Broadcast()
+		l.mu.Unlock()
+	}()
+	deadline := time.Now().Add(StartLimit)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for CountLines(l.buf.String(), "master: Info: Dovecot v", " starting up for imap") == 0 {
+		select {
+		case <-exited:
+			t.Fatalf("dovetest: dovecot exited before it started:\n%s", l.buf.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("dovetest: dovecot did not listen on %s within 10s: %s", addr, stderr.String())
+		if !time.Now().Before(deadline) {
+			t.Fatalf("dovetest: dovecot did not start within %s:\n%s", StartLimit, l.buf.String())
 		}
-		time.Sleep(20 * time.Millisecond)
+		l.cond.Wait()
 	}
 }
 

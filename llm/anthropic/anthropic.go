@@ -120,7 +120,7 @@ func (a *adapter) buildBody(opts llm.RoundOptions) ([]byte, error) {
 		body["max_tokens"] = DefaultMaxTokens
 	}
 	body["stream"] = true
-	system := a.req.System
+	system, specs := opts.Effective(a.req)
 	if opts.FinalInstruction != "" {
 		if system != "" {
 			system += "\n\n"
@@ -136,17 +136,24 @@ func (a *adapter) buildBody(opts llm.RoundOptions) ([]byte, error) {
 	}
 	body["messages"] = msgs
 	switch {
-	case len(a.req.Tools) == 0:
+	case len(specs) == 0 && a.toolBlocks && len(a.req.Tools) > 0:
+		// Nothing is offered any more (the chat's requirements
+		// tightened), but the conversation holds tool blocks, which
+		// Anthropic refuses without tool definitions. The definitions go
+		// along with tool_choice none, so the model cannot call any.
+		body["tools"] = a.tools(a.req.Tools)
+		body["tool_choice"] = map[string]string{"type": "none"}
+	case len(specs) == 0:
 		delete(body, "tool_choice")
 	case opts.IncludeTools:
-		body["tools"] = a.tools()
+		body["tools"] = a.tools(specs)
 	case a.toolBlocks:
 		// Anthropic refuses a conversation holding tool_use or
 		// tool_result blocks without tool definitions ("Requests which
 		// include tool_use or tool_result blocks must define tools"). So
 		// the tools go along, and tool_choice none keeps the model from
 		// calling any of them.
-		body["tools"] = a.tools()
+		body["tools"] = a.tools(specs)
 		body["tool_choice"] = map[string]string{"type": "none"}
 	default:
 		// A tool choice without tools is a bad request.
@@ -156,9 +163,9 @@ func (a *adapter) buildBody(opts llm.RoundOptions) ([]byte, error) {
 }
 
 // tools writes the function definitions.
-func (a *adapter) tools() []tool {
-	tools := make([]tool, 0, len(a.req.Tools))
-	for _, spec := range a.req.Tools {
+func (a *adapter) tools(specs []llm.ToolSpec) []tool {
+	tools := make([]tool, 0, len(specs))
+	for _, spec := range specs {
 		schema := spec.Parameters
 		if len(bytes.TrimSpace(schema)) == 0 {
 			schema = json.RawMessage(`{"type":"object","properties":{}}`)
@@ -228,33 +235,35 @@ func (a *adapter) Round(ctx context.Context, opts llm.RoundOptions, onText func(
 	if err := a.flush(); err != nil {
 		return nil, fmt.Errorf("writing the tool results: %w", err)
 	}
-	res, err := llm.PostRound(ctx, a.tr, llm.RoundIO[*result]{
-		API:    "Messages",
-		URL:    a.p.BaseURL + "messages",
-		Header: a.header(),
-		Idle:   a.opts.idle(),
-		Build:  func() ([]byte, error) { return a.buildBody(opts) },
-		Retry: func(err error, body []byte) bool {
-			if a.noStrict || !rejectsStrict(err, body) {
-				return false
-			}
-			// An older model refuses strict tools: ask again without
-			// strict mode, for the whole run. The schemas are the same
-			// either way.
-			a.opts.Logger.Warn("the model refuses strict tools; asking without strict mode", "model", a.model())
-			a.noStrict = true
-			return true
-		},
-		Whole: func(r io.Reader) (*result, error) {
-			// A host which ignores stream:true answers with the whole
-			// message.
-			res, err := decodeWhole(r)
-			if err == nil && res.text.Len() > 0 {
-				onText(res.text.String())
-			}
-			return res, err
-		},
-		Stream: func(r io.Reader) (*result, error) { return parseStream(r, onText) },
+	res, err := llm.RetryEarlyEnd(ctx, a.tr, onText, func(onText func(string)) (*result, error) {
+		return llm.PostRound(ctx, a.tr, llm.RoundIO[*result]{
+			API:    "Messages",
+			URL:    a.p.BaseURL + "messages",
+			Header: a.header(),
+			Idle:   a.opts.idle(),
+			Build:  func() ([]byte, error) { return a.buildBody(opts) },
+			Retry: func(err error, body []byte) bool {
+				if a.noStrict || !rejectsStrict(err, body) {
+					return false
+				}
+				// An older model refuses strict tools: ask again without
+				// strict mode, for the whole run. The schemas are the same
+				// either way.
+				a.opts.Logger.Warn("the model refuses strict tools; asking without strict mode", "model", a.model())
+				a.noStrict = true
+				return true
+			},
+			Whole: func(r io.Reader) (*result, error) {
+				// A host which ignores stream:true answers with the whole
+				// message.
+				res, err := decodeWhole(r)
+				if err == nil && res.text.Len() > 0 {
+					onText(res.text.String())
+				}
+				return res, err
+			},
+			Stream: func(r io.Reader) (*result, error) { return parseStream(r, onText) },
+		})
 	})
 	if err != nil {
 		return nil, err

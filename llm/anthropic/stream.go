@@ -88,8 +88,8 @@ type streamEvent struct {
 }
 
 // parseStream reads a Messages event stream. Text deltas go to onText as
-// they arrive. The message ends on a stop reason or message_stop; a stream
-// without either, or an error event, is an error.
+// they arrive. The message ends on message_stop; a stream without it is an
+// error wrapping llm.ErrIncomplete. An error event is an error too.
 func parseStream(r io.Reader, onText func(string)) (*result, error) {
 	sse := llm.NewSSEReader(r)
 	blocks := map[int]*block{}
@@ -101,12 +101,10 @@ func parseStream(r io.Reader, onText func(string)) (*result, error) {
 			break
 		}
 		if err != nil {
-			if done {
-				// The message was complete; what broke after is of no
-				// consequence.
-				break
+			if errors.Is(err, llm.ErrSSELineTooLong) {
+				return nil, fmt.Errorf("reading the Messages stream: %w", err)
 			}
-			return nil, fmt.Errorf("reading the Messages stream: %w", err)
+			return nil, fmt.Errorf("%w: reading the Messages stream failed: %w", llm.ErrIncomplete, err)
 		}
 		data := bytes.TrimSpace(msg.Data)
 		if len(data) == 0 {
@@ -155,9 +153,6 @@ func parseStream(r io.Reader, onText func(string)) (*result, error) {
 			}
 			b.apply(d, onText)
 		case "message_delta":
-			if d := ev.Delta; d != nil && d.StopReason != nil && *d.StopReason != "" {
-				done = true
-			}
 			if ev.Usage != nil {
 				set := func(dst *int, v *int) {
 					if v != nil && *v > 0 {
@@ -184,7 +179,7 @@ func parseStream(r io.Reader, onText func(string)) (*result, error) {
 		}
 	}
 	if !done {
-		return nil, errors.New("the Messages stream ended before the message was complete (no stop reason, no message_stop)")
+		return nil, fmt.Errorf("%w: the Messages stream ended without message_stop", llm.ErrIncomplete)
 	}
 	res := newResult()
 	res.usage = u.toLLM()

@@ -172,16 +172,21 @@ func (a *Adapter) BuildBody(opts llm.RoundOptions) ([]byte, error) {
 	if sendsStreamOptions(a.p.Kind) {
 		body["stream_options"] = map[string]any{"include_usage": true}
 	}
-	body["messages"] = a.messages(opts.FinalInstruction)
-	if opts.IncludeTools && a.p.Caps.ToolCalling && len(a.req.Tools) > 0 {
-		if a.wireTools == nil {
-			tools, err := a.tools()
+	system, specs := opts.Effective(a.req)
+	body["messages"] = a.messages(system, opts.FinalInstruction)
+	if opts.IncludeTools && a.p.Caps.ToolCalling && len(specs) > 0 {
+		wire := a.wireTools
+		if opts.Offer != nil || wire == nil {
+			tools, err := a.tools(specs)
 			if err != nil {
 				return nil, err
 			}
-			a.wireTools = tools
+			wire = tools
+			if opts.Offer == nil {
+				a.wireTools = tools
+			}
 		}
-		body["tools"] = a.wireTools
+		body["tools"] = wire
 		if a.p.Caps.AcceptsParallelToolCalls {
 			body["parallel_tool_calls"] = false
 		}
@@ -200,9 +205,8 @@ type wireMessage struct {
 	Content string `json:"content"`
 }
 
-func (a *Adapter) messages(final string) []json.RawMessage {
+func (a *Adapter) messages(system, final string) []json.RawMessage {
 	out := make([]json.RawMessage, 0, len(a.req.Messages)+len(a.history)+1)
-	system := a.req.System
 	if f := strings.TrimSpace(final); f != "" {
 		if strings.TrimSpace(system) == "" {
 			system = final
@@ -240,9 +244,9 @@ type wireToolFunc struct {
 
 var emptyObjectSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
-func (a *Adapter) tools() ([]wireTool, error) {
-	out := make([]wireTool, 0, len(a.req.Tools))
-	for _, t := range a.req.Tools {
+func (a *Adapter) tools(specs []llm.ToolSpec) ([]wireTool, error) {
+	out := make([]wireTool, 0, len(specs))
+	for _, t := range specs {
 		params := bytes.TrimSpace(t.Parameters)
 		if len(params) == 0 || string(params) == "null" {
 			params = emptyObjectSchema
@@ -280,8 +284,15 @@ func mustMarshal(v any) json.RawMessage {
 
 var errIdle = errors.New("idle stream")
 
-// Round sends one request and streams the answer.
+// Round sends one request and streams the answer. A stream that ended
+// early before any text was shown is asked for again.
 func (a *Adapter) Round(ctx context.Context, opts llm.RoundOptions, onText func(string)) (*llm.Round, error) {
+	return llm.RetryEarlyEnd(ctx, a.tr, onText, func(onText func(string)) (*llm.Round, error) {
+		return a.round(ctx, opts, onText)
+	})
+}
+
+func (a *Adapter) round(ctx context.Context, opts llm.RoundOptions, onText func(string)) (*llm.Round, error) {
 	a.last = nil
 	body, err := a.BuildBody(opts)
 	if err != nil {

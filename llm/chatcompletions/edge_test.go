@@ -153,8 +153,13 @@ func TestStreamEdgeCases(t *testing.T) {
 			text: "ok",
 		},
 		{
-			name: "a stream without [DONE] ends at its end",
-			body: "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"done\"}}]}\n\n",
+			name:      "a stream that ends with neither finish_reason nor [DONE] is cut off",
+			body:      "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"done\"}}]}\n\n",
+			errSubstr: "ended before the answer was complete",
+		},
+		{
+			name: "a stream with a finish_reason and no [DONE] is complete",
+			body: "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"done\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
 			text: "done",
 		},
 		{

@@ -487,17 +487,28 @@ func (d *detailsAcc) marshal() json.RawMessage {
 	return b
 }
 
-// readSSE reads a streamed answer.
+// readSSE reads a streamed answer. The answer is complete once [DONE] or a
+// finish_reason arrived; a stream that ends before either, or breaks off,
+// is an error wrapping llm.ErrIncomplete.
 func readSSE(r io.Reader, onText func(string)) (*accumulated, error) {
 	a := &accumulated{}
 	sr := llm.NewSSEReader(r)
+	done := false
 	for {
 		ev, err := sr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return a, fmt.Errorf("reading the provider's stream: %w", err)
+			if a.finishReason != "" {
+				// The answer was complete; what broke after is of no
+				// consequence.
+				break
+			}
+			if errors.Is(err, llm.ErrSSELineTooLong) {
+				return a, fmt.Errorf("reading the provider's stream: %w", err)
+			}
+			return a, fmt.Errorf("%w: reading the stream failed after %d chunks: %w", llm.ErrIncomplete, a.readable, err)
 		}
 		data := bytes.TrimSpace(ev.Data)
 		if ev.Event == "error" {
@@ -510,6 +521,7 @@ func readSSE(r io.Reader, onText func(string)) (*accumulated, error) {
 		if string(data) == "[DONE]" {
 			// The answer is complete; a host that keeps the connection open
 			// afterwards must not hold the round.
+			done = true
 			break
 		}
 		if err := a.addChunk(data, onText, false); err != nil {
@@ -517,7 +529,13 @@ func readSSE(r io.Reader, onText func(string)) (*accumulated, error) {
 		}
 	}
 	if a.readable == 0 {
-		return a, ErrEmptyStream
+		if done {
+			return a, ErrEmptyStream
+		}
+		return a, fmt.Errorf("%w: %w", ErrEmptyStream, llm.ErrIncomplete)
+	}
+	if !done && a.finishReason == "" {
+		return a, fmt.Errorf("%w: no finish_reason and no [DONE] after %d chunks", llm.ErrIncomplete, a.readable)
 	}
 	return a, nil
 }

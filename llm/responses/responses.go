@@ -110,7 +110,8 @@ func (a *adapter) buildBody(opts llm.RoundOptions) ([]byte, error) {
 		}
 	}
 	body["model"] = a.model()
-	input, err := a.input(opts.FinalInstruction)
+	system, specs := opts.Effective(a.req)
+	input, err := a.input(system, opts.FinalInstruction)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +120,7 @@ func (a *adapter) buildBody(opts llm.RoundOptions) ([]byte, error) {
 	body["store"] = false
 	tools := []any{}
 	if opts.IncludeTools {
-		for _, spec := range a.req.Tools {
+		for _, spec := range specs {
 			tools = append(tools, a.functionTool(spec))
 		}
 	}
@@ -194,9 +195,8 @@ type inputMessage struct {
 
 // input is the system message (with the final instruction), the chat so
 // far and the items recorded during the run.
-func (a *adapter) input(final string) ([]json.RawMessage, error) {
+func (a *adapter) input(system, final string) ([]json.RawMessage, error) {
 	var out []json.RawMessage
-	system := a.req.System
 	if final != "" {
 		if system != "" {
 			system += "\n\n"
@@ -246,35 +246,37 @@ func (a *adapter) Round(ctx context.Context, opts llm.RoundOptions, onText func(
 	if onText == nil {
 		onText = func(string) {}
 	}
-	res, err := llm.PostRound(ctx, a.tr, llm.RoundIO[*result]{
-		API:    "Responses",
-		URL:    a.p.BaseURL + "responses",
-		Header: a.header(),
-		Idle:   a.opts.idle(),
-		Build:  func() ([]byte, error) { return a.buildBody(opts) },
-		Retry: func(err error, _ []byte) bool {
-			if !a.reasons() || a.noInclude || !rejectsEncrypted(err) {
-				return false
-			}
-			// The catalogue took the model for one that reasons, and it
-			// does not: ask again without the encrypted reasoning, for
-			// the whole run.
-			a.opts.Logger.Warn("the model does not offer encrypted reasoning; asking without it", "model", a.model())
-			a.noInclude = true
-			return true
-		},
-		Whole: func(r io.Reader) (*result, error) {
-			// A host which ignores stream:true answers with the whole
-			// response.
-			res, err := decodeWhole(r)
-			if err == nil {
-				if t := outputText(res.output); t != "" {
-					onText(t)
+	res, err := llm.RetryEarlyEnd(ctx, a.tr, onText, func(onText func(string)) (*result, error) {
+		return llm.PostRound(ctx, a.tr, llm.RoundIO[*result]{
+			API:    "Responses",
+			URL:    a.p.BaseURL + "responses",
+			Header: a.header(),
+			Idle:   a.opts.idle(),
+			Build:  func() ([]byte, error) { return a.buildBody(opts) },
+			Retry: func(err error, _ []byte) bool {
+				if !a.reasons() || a.noInclude || !rejectsEncrypted(err) {
+					return false
 				}
-			}
-			return res, err
-		},
-		Stream: func(r io.Reader) (*result, error) { return parseStream(r, onText) },
+				// The catalogue took the model for one that reasons, and it
+				// does not: ask again without the encrypted reasoning, for
+				// the whole run.
+				a.opts.Logger.Warn("the model does not offer encrypted reasoning; asking without it", "model", a.model())
+				a.noInclude = true
+				return true
+			},
+			Whole: func(r io.Reader) (*result, error) {
+				// A host which ignores stream:true answers with the whole
+				// response.
+				res, err := decodeWhole(r)
+				if err == nil {
+					if t := outputText(res.output); t != "" {
+						onText(t)
+					}
+				}
+				return res, err
+			},
+			Stream: func(r io.Reader) (*result, error) { return parseStream(r, onText) },
+		})
 	})
 	if err != nil {
 		return nil, err

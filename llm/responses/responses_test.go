@@ -1,7 +1,6 @@
 package responses
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,11 +34,11 @@ func TestParseStream(t *testing.T) {
 		{name: "response.failed", stream: llmtest.SSE(created, `{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"Something broke"},"output":[]}}`),
 			wantErr: "Something broke"},
 		{name: "chat style error object", stream: llmtest.SSE(`{"error":{"message":"Invalid API key","code":401}}`), wantErr: "Invalid API key"},
-		{name: "no completed, items kept", stream: llmtest.SSE(created,
+		{name: "no completed after items is cut off", stream: llmtest.SSE(created,
 			`{"type":"response.output_item.done","output_index":1,"item":`+callWeather+`}`,
-			`{"type":"response.output_item.done","output_index":0,"item":`+textItem+`}`), wantItems: 2},
-		{name: "nothing at all", stream: llmtest.SSE(created), wantErr: "ended before the response was complete"},
-		{name: "empty body", stream: "", wantErr: "ended before the response was complete"},
+			`{"type":"response.output_item.done","output_index":0,"item":`+textItem+`}`), wantErr: "ended without response.completed, after 2 output items"},
+		{name: "nothing at all", stream: llmtest.SSE(created), wantErr: "ended without response.completed"},
+		{name: "empty body", stream: "", wantErr: "ended without response.completed"},
 		{name: "unreadable lines skipped", stream: "data: {not json\n\n" + answer(textItem), wantText: "It is sunny.", wantItems: 1, wantUsage: true},
 		{name: "incomplete counts as the round", stream: llmtest.SSE(created, `{"type":"response.output_text.delta","delta":"Partial"}`,
 			`{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Partial"}]}]}}`),
@@ -72,19 +71,6 @@ func TestParseStream(t *testing.T) {
 				t.Errorf("items %d usage %v citations %d", len(res.output), res.usage, len(res.citations))
 			}
 		})
-	}
-}
-
-// The fallback keeps the model's order, whatever order the items came in.
-func TestFallbackOrder(t *testing.T) {
-	res, err := parseStream(strings.NewReader(llmtest.SSE(
-		`{"type":"response.output_item.done","output_index":1,"item":`+callWeather+`}`,
-		`{"type":"response.output_item.done","output_index":0,"item":`+textItem+`}`)), func(string) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(res.output[0], []byte(`"message"`)) || !bytes.Contains(res.output[1], []byte(`"function_call"`)) {
-		t.Errorf("order: %s", res.output)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/stewardhq/steward/llm"
@@ -75,8 +74,8 @@ func peekType(data []byte) (string, bool) {
 func parseStream(r io.Reader, onText func(string)) (*result, error) {
 	sse := llm.NewSSEReader(r)
 	res := &result{}
-	// done are the output_item.done events, read only when the stream
-	// ends without response.completed.
+	// done are the output_item.done events, counted only to say how far a
+	// stream that ends without response.completed got.
 	var done [][]byte
 	for {
 		msg, err := sse.Next()
@@ -84,7 +83,10 @@ func parseStream(r io.Reader, onText func(string)) (*result, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading the Responses stream: %w", err)
+			if errors.Is(err, llm.ErrSSELineTooLong) {
+				return nil, fmt.Errorf("reading the Responses stream: %w", err)
+			}
+			return nil, fmt.Errorf("%w: reading the Responses stream failed: %w", llm.ErrIncomplete, err)
 		}
 		data := bytes.TrimSpace(msg.Data)
 		if len(data) == 0 || bytes.Equal(data, []byte("[DONE]")) {
@@ -147,32 +149,12 @@ func parseStream(r io.Reader, onText func(string)) (*result, error) {
 			}
 		}
 	}
-	fallback := map[int]json.RawMessage{}
-	nextIndex := 0
-	for _, data := range done {
-		var ev event
-		if json.Unmarshal(data, &ev) != nil || len(ev.Item) == 0 {
-			continue
-		}
-		idx := nextIndex
-		if ev.OutputIndex != nil {
-			idx = *ev.OutputIndex
-		}
-		nextIndex = max(nextIndex, idx+1)
-		fallback[idx] = ev.Item
+	// Without response.completed the output items that were done are no
+	// whole answer: the model may have had more to say or more to call.
+	if len(done) == 0 && res.streamed.Len() == 0 {
+		return nil, fmt.Errorf("%w: the Responses stream ended without response.completed, and without any output", llm.ErrIncomplete)
 	}
-	if len(fallback) == 0 {
-		return nil, errors.New("the Responses stream ended before the response was complete, and without any output")
-	}
-	idx := make([]int, 0, len(fallback))
-	for i := range fallback {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	for _, i := range idx {
-		res.output = append(res.output, fallback[i])
-	}
-	return res, nil
+	return nil, fmt.Errorf("%w: the Responses stream ended without response.completed, after %d output items", llm.ErrIncomplete, len(done))
 }
 
 // responseBody is what Steward reads of a response object.

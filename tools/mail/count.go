@@ -32,9 +32,9 @@ func (*Count) OutboundData() policy.OutboundData { return policy.NoOutbound }
 
 // ResolveFunction lists the readable mailboxes, or offers nothing.
 func (c *Count) ResolveFunction(_ context.Context, rc tool.ResolveContext) (*tool.Function, error) {
-	rs := c.o.Service.Readable(rc.ProviderConfidence)
-	if len(rs) == 0 {
-		return nil, nil
+	rs, err := c.offerable(rc.ProviderConfidence)
+	if err != nil {
+		return nil, err
 	}
 	params, err := addConditions(tool.NewSchema(), readableIDs(rs)).
 		OptionalEnum(ArgGroupBy, "Group the count by folder or by sender.", mailindex.GroupFolder, mailindex.GroupSender).Build()

@@ -138,11 +138,37 @@ func (b base) readable(ec tool.ExecContext) ([]mailbox.Readable, error) {
 	if len(b.o.Service.Mailboxes()) == 0 {
 		return nil, tool.Blocked("No mailbox is configured: add a mailbox to your data sources first (steward mail add).")
 	}
-	rs := b.o.Service.Readable(ec.ProviderConfidence)
+	rs, refused := b.o.Service.Check(ec.ProviderConfidence)
 	if len(rs) == 0 {
-		return nil, tool.Blocked(fmt.Sprintf("No mailbox may be read by a provider at confidence %s: each mailbox requires a higher level of the chat provider or its embedding provider, or its server is not allowed by the organization.", ec.ProviderConfidence))
+		why := noMailboxReadable(ec.ProviderConfidence, refused)
+		return nil, tool.Blocked(strings.ToUpper(why[:1]) + why[1:])
 	}
 	return rs, nil
+}
+
+// offerable returns the mailboxes the provider may read for a function
+// offer, or a registry.NothingToOffer error naming each mailbox and the
+// levels in the way: the offer, the call and `steward tools` share
+// mailbox.Service.Check.
+func (b base) offerable(confidence policy.Confidence) ([]mailbox.Readable, error) {
+	rs, refused := b.o.Service.Check(confidence)
+	if len(rs) == 0 {
+		return nil, registry.NothingToOffer(noMailboxReadable(confidence, refused))
+	}
+	return rs, nil
+}
+
+// noMailboxReadable says why no mailbox may be read by a provider at
+// confidence c, one reason per mailbox.
+func noMailboxReadable(c policy.Confidence, refused []mailbox.Unreadable) string {
+	if len(refused) == 0 {
+		return "no mailbox is configured"
+	}
+	reasons := make([]string, len(refused))
+	for i, u := range refused {
+		reasons[i] = u.Reason
+	}
+	return fmt.Sprintf("no mailbox may be read by a provider with confidence %s: %s.", c, strings.Join(reasons, "; "))
 }
 
 // mailboxList describes the readable mailboxes for a function description.
@@ -153,7 +179,10 @@ func mailboxList(rs []mailbox.Readable, paging bool) string {
 		if paging {
 			fmt.Fprintf(&b, "; %d results per page, last page %d", ResultsPerPage, LastSearchPage)
 		}
-		if r.WordsOnly {
+		switch {
+		case r.EmbeddingRefused != "":
+			b.WriteString("; searched by words only (its embedding provider may not receive its queries)")
+		case r.WordsOnly:
 			b.WriteString("; searched by words only (no embedding provider)")
 		}
 	}

@@ -3,6 +3,7 @@ package mail
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -80,8 +81,13 @@ func TestResolveFunction(t *testing.T) {
 			t.Errorf("search description lacks paging or words-only: %s", f.Description)
 		}
 		rc.ProviderConfidence = policy.VeryLow
-		if f, err := tl.ResolveFunction(context.Background(), rc); err != nil || f != nil {
-			t.Errorf("%s offered although no mailbox is readable: %v", tl.Definition().ID, f)
+		f, err = tl.ResolveFunction(context.Background(), rc)
+		var nothing *registry.NothingToOfferError
+		if f != nil || !errors.As(err, &nothing) {
+			t.Errorf("%s offered although no mailbox is readable: %v %v", tl.Definition().ID, f, err)
+		} else if want := []string{"mailbox 'Box office' (office) requires providers with confidence LOW or higher; the provider has VERY_LOW",
+			"mailbox 'Box private' (private) requires providers with confidence HIGH"}; !strings.Contains(nothing.Reason, want[0]) || !strings.Contains(nothing.Reason, want[1]) {
+			t.Errorf("%s: the reason must name each mailbox and the levels: %q", tl.Definition().ID, nothing.Reason)
 		}
 		// Stable for an unchanged chat.
 		rc.ProviderConfidence = policy.High

@@ -39,8 +39,8 @@ func (*Read) OutboundData() policy.OutboundData { return policy.NoOutbound }
 
 // ResolveFunction offers nothing while no mailbox is readable.
 func (r *Read) ResolveFunction(ctx context.Context, rc tool.ResolveContext) (*tool.Function, error) {
-	if len(r.o.Service.Readable(rc.ProviderConfidence)) == 0 {
-		return nil, nil
+	if _, err := r.offerable(rc.ProviderConfidence); err != nil {
+		return nil, err
 	}
 	return r.Base.ResolveFunction(ctx, rc)
 }

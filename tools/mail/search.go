@@ -42,9 +42,9 @@ func (*Search) OutboundData() policy.OutboundData { return policy.ConfiguredServ
 // ResolveFunction lists the mailboxes this provider may read, or offers
 // nothing when there are none.
 func (s *Search) ResolveFunction(_ context.Context, rc tool.ResolveContext) (*tool.Function, error) {
-	rs := s.o.Service.Readable(rc.ProviderConfidence)
-	if len(rs) == 0 {
-		return nil, nil
+	rs, err := s.offerable(rc.ProviderConfidence)
+	if err != nil {
+		return nil, err
 	}
 	params, err := addConditions(tool.NewSchema().OptionalString(ArgQuery, "What to look for, by meaning and by words; leave out to list mails by the conditions, newest first."), readableIDs(rs)).
 		OptionalInteger(tool.PageArgument, tool.PageDescription+" A page after the first needs exactly one mailbox in mailbox_ids.").Build()

@@ -247,6 +247,10 @@ func pages(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "http://"+strings.Replace(r.Host, host, "other.example.com", 1)+"/final", http.StatusFound)
 	case p == "/missing":
 		http.NotFound(w, r)
+	case p == "/typed-attack":
+		// A content type is chosen by the server as freely as its page.
+		w.Header().Set("Content-Type", "application/x "+strings.Repeat(attackTitle+" ", 40))
+		fmt.Fprint(w, "binary")
 	case strings.HasPrefix(p, "/long/"):
 		var n int
 		fmt.Sscanf(strings.TrimPrefix(p, "/long/"), "%d", &n)

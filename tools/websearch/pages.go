@@ -176,7 +176,9 @@ func (t *Tool) readAndBuild(ctx context.Context, cfg config, ec tool.ExecContext
 		}
 		src := guard.Source{Kind: guard.WebContent, Label: s.cand.url}
 		it.Page.Status = StatusSnippetOnly
-		it.Page.Reason = t.reason(s, cfg)
+		// The reason may quote the server (a content type, a header line):
+		// it is filtered with the rest, after the web package cut it short.
+		b.add(src, "reason", t.reason(s, cfg), &it.Page.Reason)
 		b.add(src, "snippet", s.content, &it.Page.Content)
 		b.add(src, "title", s.cand.title, &it.Page.Title)
 		b.add(src, "published", s.cand.date, &it.SearchMetadata.PublishedDate)

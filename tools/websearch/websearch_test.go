@@ -479,6 +479,32 @@ func TestGuardFiltersEveryField(t *testing.T) {
 	}
 }
 
+// TestReasonIsFilteredAndShort: the reason a page stands in as a snippet
+// may quote the server (here a content type carrying an attack); it
+// reaches the model cut short and through the filter, like every other
+// field (issue 18, point 1).
+func TestReasonIsFilteredAndShort(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.searx.respond = func(rw http.ResponseWriter, _ *http.Request, _ string) {
+		writeJSON(rw, searxngBody([]res{{w.u("news.example.com", "/typed-attack"), "Typed", "a snippet", ""}}, nil))
+	}
+	out, r, err := w.run(w.settings("S", nil), map[string]any{"query": "harbour"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Results) != 1 || out.Results[0].Page.Status != StatusSnippetOnly {
+		t.Fatalf("results %+v", out.Results)
+	}
+	reason := out.Results[0].Page.Reason
+	if !strings.Contains(reason, "could not be loaded") || len([]rune(reason)) > 400 {
+		t.Errorf("reason (%d characters) %.300q", len([]rune(reason)), reason)
+	}
+	if content := r.ModelContent(); strings.Contains(strings.ToLower(content), "ignore all previous instructions") || !strings.Contains(content, guard.Marker) {
+		t.Errorf("the attack in the content type reached the model:\n%.600s", content)
+	}
+}
+
 func TestNoServiceAnswered(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)

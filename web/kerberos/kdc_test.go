@@ -1,6 +1,7 @@
 package kerberos
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -114,8 +116,7 @@ func startRealm(t *testing.T, tools map[string]string, services ...string) *real
 			break
 		}
 		if attempt == 3 {
-			log, _ := os.ReadFile(filepath.Join(dir, "kdc.log"))
-			t.Fatalf("krb5kdc: %v\n%s", err, log)
+			t.Fatalf("krb5kdc: %v", err)
 		}
 	}
 	run("kinit", "-k", "-t", filepath.Join(dir, "alice.keytab"), "alice")
@@ -154,7 +155,7 @@ func (r *realm) writeConfig(t *testing.T) {
     max_life = 1h
   }
 [logging]
-  kdc = FILE:%[3]s/kdc.log
+  kdc = STDERR
 `, testRealm, r.port, r.dir)
 	for path, text := range map[string]string{r.conf: conf, r.kdcConf: kdcConf, filepath.Join(r.dir, "kadm5.acl"): ""} {
 		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
@@ -163,19 +164,48 @@ func (r *realm) writeConfig(t *testing.T) {
 	}
 }
 
-// startKDC starts krb5kdc in the foreground and waits until it accepts TCP
-// connections on r.port. The process is stopped by its PID when the test
-// ends, or at once when it did not come up.
+// kdcStartLimit bounds how long startKDC waits for the KDC. It is a limit
+// for a KDC that fails to come up, not a wait: the KDC's own announcement
+// ends it at once.
+const kdcStartLimit = 60 * time.Second
+
+// startKDC starts krb5kdc in the foreground and waits for the event that
+// it serves: the KDC logs "commencing operation" (to standard error, a
+// pipe read here) once its sockets are bound. The process is stopped by
+// its PID when the test ends, or at once when it did not come up; an
+// error carries what it logged.
 func (r *realm) startKDC(t *testing.T, path string) error {
 	t.Helper()
 	kdc := exec.Command(path, "-n", "-r", testRealm)
 	kdc.Env = r.env()
+	stderr, err := kdc.StderrPipe()
+	if err != nil {
+		return err
+	}
 	if err := kdc.Start(); err != nil {
 		return err
 	}
 	pid := kdc.Process.Pid
+	var mu sync.Mutex
+	var logged strings.Builder
+	ready := make(chan struct{})
+	eof := make(chan struct{})
+	go func() {
+		defer close(eof)
+		sc := bufio.NewScanner(stderr)
+		signalled := false
+		for sc.Scan() {
+			mu.Lock()
+			logged.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			if !signalled && strings.Contains(sc.Text(), "commencing operation") {
+				signalled = true
+				close(ready)
+			}
+		}
+	}()
 	exited := make(chan error, 1)
-	go func() { exited <- kdc.Wait() }()
+	go func() { <-eof; exited <- kdc.Wait() }()
 	stop := func() {
 		select {
 		case <-exited:
@@ -187,25 +217,21 @@ func (r *realm) startKDC(t *testing.T, path string) error {
 		}
 		<-exited
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", "127.0.0.1:"+r.port, time.Second)
-		if err == nil {
-			c.Close()
-			t.Cleanup(stop)
-			return nil
-		}
-		select {
-		case werr := <-exited:
-			exited <- werr
-			return fmt.Errorf("krb5kdc exited before it listened on 127.0.0.1:%s: %v", r.port, werr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return fmt.Errorf("krb5kdc did not listen on 127.0.0.1:%s: %v", r.port, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	log := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return logged.String()
+	}
+	select {
+	case <-ready:
+		t.Cleanup(stop)
+		return nil
+	case werr := <-exited:
+		exited <- werr
+		return fmt.Errorf("krb5kdc exited before it served on 127.0.0.1:%s: %v\n%s", r.port, werr, log())
+	case <-time.After(kdcStartLimit):
+		stop()
+		return fmt.Errorf("krb5kdc did not announce that it serves on 127.0.0.1:%s within %s\n%s", r.port, kdcStartLimit, log())
 	}
 }
 

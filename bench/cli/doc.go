@@ -1,0 +1,5 @@
+// Package cli measures the steward command line side by side with notmuch:
+// one process per query over the same 100,000 generated mails, `steward
+// mail search` (text and --json) against `notmuch search`, and `steward
+// --help`. It is a benchmark only, part of the bench module.
+package cli

@@ -1,0 +1,43 @@
+package web
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The longest text from a server an error message of this package quotes,
+// in characters. A server chooses its header lines and content types as
+// freely as its pages; an error only needs enough of them to be told apart.
+const (
+	maxQuotedType  = 100 // a content type, charset or encoding name
+	maxQuotedCause = 300 // a transport error, which may quote a header line
+)
+
+// quoteOutside returns text that came from a server for an error message:
+// valid UTF-8, control characters as spaces, at most max characters (the
+// last one "…" when it was cut). The prompt-injection filter still runs
+// over every error text a tool returns (loop.RunContext.FilterError); this
+// only keeps what it has to read short.
+func quoteOutside(s string, max int) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == max-1 {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
