@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -370,10 +371,11 @@ func TestBrowserKeyboardOnlyAndZoom(t *testing.T) {
 	b.do(chromedp.KeyEvent(kb.Enter))
 	b.wait(`document.getElementById("chat-title").textContent === "Hello by keyboard"`)
 	// Keyboard reaches the tool selection and toggles it with Space.
-	b.wait(`document.getElementById("tool-read_web_page") !== null`)
+	b.wait(`document.getElementById("tool-read_web_page") !== null && !document.querySelector("[aria-busy]")`)
 	eval[bool](b, `document.getElementById("tool-read_web_page").focus(), true`)
+	before := eval[bool](b, `document.getElementById("tool-read_web_page").checked`)
 	b.do(chromedp.KeyEvent(" "))
-	b.wait(`document.getElementById("tool-read_web_page").checked === false`)
+	b.wait(fmt.Sprintf(`document.getElementById("tool-read_web_page").checked === %t && document.activeElement.id === "tool-read_web_page"`, !before))
 
 	// 200% zoom on a 1280-pixel window: a 640-pixel layout viewport.
 	b.do(chromedp.EmulateViewport(640, 900, chromedp.EmulateScale(2)))

@@ -14,6 +14,7 @@
     streaming: null, // {chatId, abort}
     view: "chat",
     toolEdits: 0,
+    toolLoads: 0,
   };
 
   function el(tag, cls, text) {
@@ -322,6 +323,9 @@
     if ($("model").value) params.set("model", $("model").value);
     if (state.chat) params.set("chat", state.chat.id);
     const edits = state.toolEdits;
+    const box = $("tool-list");
+    state.toolLoads++;
+    box.setAttribute("aria-busy", "true");
     try {
       const data = await api("GET", "/api/tools?" + params.toString());
       // A choice made while the list was asked for wins over the answer.
@@ -329,11 +333,15 @@
       renderTools(data);
     } catch (e) {
       $("tool-list").replaceChildren(el("p", "why", "Could not list the tools: " + e.message));
+    } finally {
+      if (--state.toolLoads === 0) box.removeAttribute("aria-busy");
     }
   }
 
   function renderTools(data) {
     const box = $("tool-list");
+    // A redraw must not take the focus from a keyboard user in the list.
+    const focused = box.contains(document.activeElement) ? document.activeElement.id : "";
     box.replaceChildren();
     const selected = new Set(data.selected || []);
     if (!data.tools.length) box.appendChild(el("p", "hint", "No tools are available in this installation."));
@@ -363,6 +371,7 @@
       item.appendChild(hint);
       box.appendChild(item);
     }
+    if (focused && $(focused)) $(focused).focus();
     $("tool-tokens").textContent = data.provider && data.tool_tokens >= 0
       ? "The tools offered to " + data.provider.title + " add about " + data.tool_tokens + " tokens to each request."
       : "";
@@ -424,6 +433,9 @@
     state.streaming = { chatId: chatId, abort: ctrl };
     updateComposer();
     setStatus("Answering…");
+    // The list stays busy until the stored chat is read back: only then are
+    // the answer's links decided.
+    $("messages").setAttribute("aria-busy", "true");
     const live = liveMessage();
     try {
       const opts = { method: method, credentials: "same-origin", signal: ctrl.signal, headers: {} };
@@ -472,6 +484,7 @@
           setStatus(e.message);
         }
       }
+      $("messages").removeAttribute("aria-busy");
       updateComposer();
       loadChats();
     }
