@@ -52,10 +52,26 @@ func child(dir, db, embedURL string) int {
 // report of its first commit, with its embedding under way), the index
 // passes SQLite's and its own checks, and a resumed run ends with every
 // file indexed and every chunk embedded.
+// TestKilledIndexerResumes kills the indexer with SIGKILL while it writes
+// documents and, separately, while it writes vectors; each time the index
+// stays consistent and the next run completes it.
 func TestKilledIndexerResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a subprocess")
 	}
+	for _, tc := range []struct {
+		name string
+		// now says, from the child's last progress report, when to kill.
+		now func(p Progress, files int) bool
+	}{
+		{"while documents are written", func(p Progress, files int) bool { return p.FilesDone > 0 && p.FilesDone < files }},
+		{"while vectors are written", func(p Progress, files int) bool { return p.Embedded > 0 && p.Embedded < p.Chunks }},
+	} {
+		t.Run(tc.name, func(t *testing.T) { killAndResume(t, tc.now) })
+	}
+}
+
+func killAndResume(t *testing.T, now func(p Progress, files int) bool) {
 	dir := t.TempDir()
 	const n = 600
 	for i := range n {
@@ -90,8 +106,7 @@ func TestKilledIndexerResumes(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &last); err != nil {
 			continue
 		}
-		if last.FilesDone > 0 && last.FilesDone < n {
-			// In the middle: files left to index and chunks to embed.
+		if now(last, n) {
 			if err := cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +118,7 @@ func TestKilledIndexerResumes(t *testing.T) {
 	if !killed {
 		t.Fatalf("the child ended before it could be killed (last progress %+v): %s", last, stderr.String())
 	}
-	if last.FilesDone >= n {
+	if last.FilesDone >= n && last.Embedded >= last.Chunks {
 		t.Fatalf("killed too late: %+v", last)
 	}
 	ctx := context.Background()
@@ -114,7 +129,7 @@ func TestKilledIndexerResumes(t *testing.T) {
 	defer ix.Close()
 	checkIndex(t, ix)
 	st, err := ix.Status(ctx, "k")
-	if err != nil || st.Complete || st.Documents == 0 || st.Documents >= n {
+	if err != nil || st.Complete || st.Documents == 0 || (st.Documents >= n && st.Embedded >= st.Chunks) {
 		t.Fatalf("after the kill: %+v %v (killed at %+v)", st, err, last)
 	}
 	t.Logf("killed at %+v; the index held %d documents, %d of %d chunks embedded", last, st.Documents, st.Embedded, st.Chunks)
