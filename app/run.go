@@ -155,7 +155,7 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 		ProviderName:       p.Title,
 		DataSourceSources:  passageSources,
 		ReturnedAddresses:  chat.ReturnedAddresses,
-		FilterError:        a.filterError,
+		FilterError:        a.FilterToolError,
 		Mailboxes:          a.mailboxName,
 		Logger:             a.Logger,
 	}, sink)
@@ -177,9 +177,12 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 	return res, runErr
 }
 
-// filterError runs the error text of a failed or blocked call through the
-// prompt-injection filter: it may quote what a server sent.
-func (a *App) filterError(ctx context.Context, toolID, text string) string {
+// FilterToolError runs the error text of a failed or blocked call through
+// the prompt-injection filter: it may quote what a server sent. Every
+// surface that runs tools passes it as loop.RunContext.FilterError (a
+// chat, `steward mcp serve`), so an error text reaches a model the same
+// way wherever the call ran.
+func (a *App) FilterToolError(ctx context.Context, toolID, text string) string {
 	src := guard.Source{Kind: guard.WebContent, Label: "the error of " + toolID}
 	return a.Filter().FilterText(ctx, src, text).Text
 }
