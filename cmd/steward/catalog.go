@@ -231,19 +231,14 @@ func newProvidersCmd(e env) *cobra.Command {
 			}
 			for _, k := range llm.Kinds() {
 				info, _ := k.Info()
-				key := ""
-				for _, env := range info.KeyEnv {
-					if e.getenv(env) != "" {
-						key = env
-					}
-				}
 				state := "no key"
-				if info.SelfHosted {
+				switch from := a.KindKeyFrom(k); {
+				case info.SelfHosted:
 					state = "self-hosted, no key needed"
-				} else if key != "" {
-					state = "key in $" + key
-				} else if len(info.KeyEnv) > 0 {
-					state = "set $" + info.KeyEnv[0]
+				case from != "":
+					state = "key " + from
+				case len(info.KeyEnv) > 0:
+					state = missingKey(info.KeyEnv, string(k))
 				}
 				rows = append(rows, row{ID: string(k), Kind: string(k), Title: info.Title, BaseURL: info.DefaultBaseURL, Confidence: scheme.ProviderConfidence(info.Scheme).String(), Key: state, From: "built in"})
 			}
@@ -265,17 +260,33 @@ func newProvidersCmd(e env) *cobra.Command {
 	return cmd
 }
 
+// keyState says where a configured provider's key comes from, never the
+// key, or what would give it one.
 func keyState(rp *app.ResolvedProvider) string {
 	if rp.APIKey != "" {
-		return "key set"
+		if rp.KeyFrom == "" {
+			return "key set"
+		}
+		return "key " + rp.KeyFrom
 	}
-	if rp.NotSelfHosted != "" {
+	k, ok := llm.LookupKind(rp.Kind)
+	if !ok {
 		return "no key"
 	}
-	if k, ok := llm.LookupKind(rp.Kind); ok {
-		if info, _ := k.Info(); info.SelfHosted {
-			return "self-hosted, no key needed"
-		}
+	info, _ := k.Info()
+	switch {
+	case info.SelfHosted && rp.NotSelfHosted == "":
+		return "self-hosted, no key needed"
+	case info.SelfHosted:
+		return "no key"
+	case len(info.KeyEnv) > 0:
+		return missingKey(info.KeyEnv, firstNonEmptyStr(rp.ID, rp.Kind))
 	}
 	return "no key"
+}
+
+// missingKey says how to give a provider of a kind with the variables env
+// its key: the environment, or `steward keys set name`.
+func missingKey(env []string, name string) string {
+	return "no key: set $" + strings.Join(env, " or $") + " or store one with steward keys set " + name
 }
