@@ -34,9 +34,12 @@ func LastPage(src Source) int { return tool.LastPage(Window, src.MaxMatches) }
 
 // Issues the model reads about a source's search.
 const (
-	IssueNotSearched   = "This data source could not be searched right now, so its results are missing rather than empty."
-	IssueWordsOnly     = "This data source has no embedding provider and was searched by words only: use the words its documents would contain."
-	IssueSkippedOthers = "Some passages of this data source are not text and were left out."
+	IssueNotSearched = "This data source could not be searched right now, so its results are missing rather than empty."
+	IssueWordsOnly   = "This data source has no embedding provider and was searched by words only: use the words its documents would contain."
+	// IssueEmbeddingRefused is told when the source's embedding provider
+	// may not receive the query.
+	IssueEmbeddingRefused = "This data source was searched by words only: the organization does not trust its embedding provider with what is asked of it. Use the words its documents would contain."
+	IssueSkippedOthers    = "Some passages of this data source are not text and were left out."
 )
 
 // SearchRequest is one search over some sources.
@@ -124,7 +127,10 @@ func (s *Service) searchOne(ctx context.Context, u Usable, req SearchRequest) So
 		}
 		r.HasMore = res.HasMore && page < LastPage(u.Source)
 		r.WordsOnly = res.WordsOnly
-		if u.WordsOnly {
+		switch {
+		case u.EmbeddingRefused != "":
+			r.Issues = append(r.Issues, IssueEmbeddingRefused)
+		case u.WordsOnly:
 			r.Issues = append(r.Issues, IssueWordsOnly)
 		}
 		r.Issues = append(r.Issues, res.Issues...)

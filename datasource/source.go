@@ -210,6 +210,21 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 // letters, digits, '_', '.' or '-', starting with a letter or digit.
 func ValidID(id string) bool { return len(id) <= MaxIDChars && idPattern.MatchString(id) }
 
+// EmbeddingRefusal returns nil when the source's embedding provider, whose
+// provider name under the organization's scheme is provider (e.g.
+// "OPEN_AI", "SELF_HOSTED"), may receive its documents and the queries
+// asked of it, and a *policy.EmbeddingRefusedError naming the source's
+// level and the provider's otherwise (policy.CheckEmbedding: the provider
+// has to meet the level as a chat provider has to). Such a source is
+// indexed and searched by words only. A source without an embedding
+// provider sends nothing anywhere: nil.
+func (s Source) EmbeddingRefusal(scheme policy.SchemeConfig, provider string) error {
+	if s.Embedding == "" {
+		return nil
+	}
+	return policy.CheckEmbedding(policy.MinimumLevel, s.RequiredConfidence, scheme.ProviderConfidence(provider))
+}
+
 // Validate checks every field of the source and returns the first that
 // holds a value it must not, as a *FieldError.
 func (s Source) Validate() error {

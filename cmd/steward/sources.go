@@ -32,8 +32,9 @@ indexed on this machine (words, and meaning with an embedding provider), and
 ERI v1 servers an organization runs. In a chat the model searches them with
 semantic_search, or, where it cannot be offered the tool, every message is
 searched (the classic process). Each source says which providers may see it:
-a confidence level the chat provider and the embedding provider must meet,
-and SELF_HOSTED for sources only self-hosted providers may see. Data sources
+a confidence level the chat provider and the embedding provider must meet
+(an embedding provider below it gets nothing: the source is indexed and
+searched by words only), and SELF_HOSTED for sources only self-hosted providers may see. Data sources
 are a preview: switch on PRE_RAG_2024 (see the README).`,
 		Example: `  steward sources add --id docs --name "Project docs" --folder ~/Documents/project --embedding ollama:nomic-embed-text
   steward sources index docs
@@ -277,6 +278,7 @@ type sourceRow struct {
 	Path                       string   `json:"path,omitempty"`
 	EmbeddingProvider          string   `json:"embedding_provider,omitempty"`
 	SearchMode                 string   `json:"search_mode"`
+	EmbeddingRefused           string   `json:"embedding_refused,omitempty"`
 	Address                    string   `json:"address,omitempty"`
 	AuthMethod                 string   `json:"auth_method,omitempty"`
 	RetrievalID                string   `json:"retrieval_id,omitempty"`
@@ -298,7 +300,7 @@ type indexJS struct {
 	Skipped   []local.Skipped `json:"skipped"`
 }
 
-func rowOf(s datasource.Source) sourceRow {
+func rowOf(a *app.App, s datasource.Source) sourceRow {
 	r := sourceRow{ID: s.ID, Name: s.Name, Kind: string(s.Kind), Number: s.Number, ConfiguredBy: "your settings", Description: s.Description,
 		MaxMatches: s.MaxMatches, LastPage: datasource.LastPage(s), RequiredProviderConfidence: s.RequiredConfidence.String(), DataSecurity: s.Security.String(),
 		Path: s.Path, EmbeddingProvider: s.Embedding, RetrievalID: s.RetrievalID}
@@ -319,6 +321,10 @@ func rowOf(s datasource.Source) sourceRow {
 		r.SearchMode = "words only"
 	default:
 		r.SearchMode = "meaning and words"
+		if err := a.SourceEmbeddingRefusal(s); err != nil {
+			r.EmbeddingRefused = err.Error()
+			r.SearchMode = "words only, because " + r.EmbeddingRefused
+		}
 	}
 	return r
 }
@@ -351,7 +357,7 @@ func newSourcesListCmd(e env) *cobra.Command {
 			sources, problems := a.DataSources()
 			rows := []sourceRow{}
 			for _, s := range sources {
-				r := rowOf(s)
+				r := rowOf(a, s)
 				if s.Kind.Local() {
 					if st, err := localStatus(cmd, a, s.ID); err == nil {
 						r.Index = indexOf(st)
@@ -484,7 +490,7 @@ func newSourcesShowCmd(e env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			row := rowOf(s)
+			row := rowOf(a, s)
 			out := map[string]any{"data_source": row}
 			var details *datasource.ServerDetails
 			var serverErr error
@@ -653,20 +659,23 @@ Progress goes to stdout (to stderr with --json).`,
 				progressOut = e.stderr
 			}
 			type result struct {
-				ID             string          `json:"id"`
-				Name           string          `json:"name"`
-				Added          int             `json:"added"`
-				Changed        int             `json:"changed"`
-				Removed        int             `json:"removed"`
-				Renamed        int             `json:"renamed"`
-				Unchanged      int             `json:"unchanged"`
-				Chunks         int             `json:"chunks"`
-				Embedded       int             `json:"embedded"`
-				Skipped        []local.Skipped `json:"skipped"`
-				WordsOnly      bool            `json:"words_only"`
-				EmbeddingError string          `json:"embedding_error,omitempty"`
-				Seconds        float64         `json:"seconds"`
-				Error          string          `json:"error,omitempty"`
+				ID        string          `json:"id"`
+				Name      string          `json:"name"`
+				Added     int             `json:"added"`
+				Changed   int             `json:"changed"`
+				Removed   int             `json:"removed"`
+				Renamed   int             `json:"renamed"`
+				Unchanged int             `json:"unchanged"`
+				Chunks    int             `json:"chunks"`
+				Embedded  int             `json:"embedded"`
+				Skipped   []local.Skipped `json:"skipped"`
+				WordsOnly bool            `json:"words_only"`
+				// EmbeddingRefused says why nothing went to the
+				// source's embedding provider.
+				EmbeddingRefused string  `json:"embedding_refused,omitempty"`
+				EmbeddingError   string  `json:"embedding_error,omitempty"`
+				Seconds          float64 `json:"seconds"`
+				Error            string  `json:"error,omitempty"`
 			}
 			results := []result{}
 			failed, wordsOnlyNoted := 0, false
@@ -692,7 +701,8 @@ Progress goes to stdout (to stderr with --json).`,
 				})
 				_ = bar.Finish()
 				r := result{ID: s.ID, Name: s.Name, Added: st.Added, Changed: st.Changed, Removed: st.Removed, Renamed: st.Renamed, Unchanged: st.Unchanged,
-					Chunks: st.Chunks, Embedded: st.Embedded, Skipped: st.Skipped, WordsOnly: s.Embedding == "", EmbeddingError: st.EmbeddingError, Seconds: time.Since(start).Seconds()}
+					Chunks: st.Chunks, Embedded: st.Embedded, Skipped: st.Skipped, WordsOnly: st.WordsOnly || s.Embedding == "", EmbeddingRefused: st.EmbeddingRefused,
+					EmbeddingError: st.EmbeddingError, Seconds: time.Since(start).Seconds()}
 				if r.Skipped == nil {
 					r.Skipped = []local.Skipped{}
 				}
@@ -712,6 +722,9 @@ Progress goes to stdout (to stderr with --json).`,
 						s.Name, files, st.Added, st.Changed, st.Renamed, st.Removed, st.Chunks, st.Embedded, time.Duration(r.Seconds*float64(time.Second)).Round(time.Millisecond), rate)
 					for _, sk := range st.Skipped {
 						fmt.Fprintf(e.stdout, "  skipped %s: %s\n", sk.Path, sk.Reason)
+					}
+					if st.EmbeddingRefused != "" {
+						fmt.Fprintf(e.stderr, "%s: documents were not embedded: %s; search by words works\n", s.Name, st.EmbeddingRefused)
 					}
 					if st.EmbeddingError != "" {
 						fmt.Fprintf(e.stderr, "%s: search by meaning is incomplete for now (%s); search by words works, and the next run embeds the rest\n", s.Name, st.EmbeddingError)
