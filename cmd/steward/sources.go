@@ -34,8 +34,9 @@ semantic_search, or, where it cannot be offered the tool, every message is
 searched (the classic process). Each source says which providers may see it:
 a confidence level the chat provider and the embedding provider must meet
 (an embedding provider below it gets nothing: the source is indexed and
-searched by words only), and SELF_HOSTED for sources only self-hosted providers may see. Data sources
-are a preview: switch on PRE_RAG_2024 (see the README).`,
+searched by words only), and SELF_HOSTED for sources only self-hosted
+providers may see. Data sources are a preview: switch on PRE_RAG_2024 (see
+the README).`,
 		Example: `  steward sources add --id docs --name "Project docs" --folder ~/Documents/project --embedding ollama:nomic-embed-text
   steward sources index docs
   steward sources search "release plan"
