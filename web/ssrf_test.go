@@ -346,7 +346,7 @@ func TestAllowListPolicy(t *testing.T) {
 		private bool
 	}{
 		{"high", wikiURL, Options{Policy: AllowList, IsPrivateHostAllowed: allow, ProviderConfidence: policy.High}, nil, true},
-				{"medium", wikiURL, Options{Policy: AllowList, IsPrivateHostAllowed: allow, ProviderConfidence: policy.Medium}, ErrInsufficientConfidence, true},
+		{"medium", wikiURL, Options{Policy: AllowList, IsPrivateHostAllowed: allow, ProviderConfidence: policy.Medium}, ErrInsufficientConfidence, true},
 		{"very-low", wikiURL, Options{Policy: AllowList, IsPrivateHostAllowed: allow, ProviderConfidence: policy.VeryLow}, ErrInsufficientConfidence, true},
 		{"not-listed", wikiURL, Options{Policy: AllowList, IsPrivateHostAllowed: allowOnly("other.corp.example"), ProviderConfidence: policy.High}, ErrPrivateHostNotAllowed, true},
 		{"nil-list", wikiURL, Options{Policy: AllowList, ProviderConfidence: policy.High}, ErrPrivateHostNotAllowed, true},
