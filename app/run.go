@@ -127,7 +127,11 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 		}
 		req.Messages = append(req.Messages, llm.Message{Role: llm.Role(m.Role), Text: text})
 	}
-	adapter, err := newAdapter(p.Provider, req, &llm.Transport{Client: a.HTTPClient, OnRetry: a.onRetry})
+	client, err := a.providerClient(p.SchemeName, p.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	adapter, err := newAdapter(p.Provider, req, &llm.Transport{Client: client, OnRetry: a.onRetry})
 	if err != nil {
 		return nil, err
 	}
@@ -177,8 +181,8 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 	return res, runErr
 }
 
-// FilterToolError runs the error text of a failed or blocked call through
-// the prompt-injection filter: it may quote what a server sent. Every
+// FilterToolError runs the error text of a failed call through the
+// prompt-injection filter: it may quote what a server sent. Every
 // surface that runs tools passes it as loop.RunContext.FilterError (a
 // chat, `steward mcp serve`), so an error text reaches a model the same
 // way wherever the call ran.

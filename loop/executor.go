@@ -96,11 +96,13 @@ type RunContext struct {
 	// ReturnedAddresses finds the web addresses a result gives the model;
 	// nil means chat.ReturnedAddresses.
 	ReturnedAddresses AddressFinder
-	// FilterError filters the text of a failed or blocked call for prompt
-	// injections before the model sees it (the app passes guard.Filter's);
-	// the text is already cut to MaxErrorChars. An error message carries
-	// what a server sent as often as what the tool wrote. Nil passes the
-	// cut text unfiltered.
+	// FilterError filters the text of a failed call for prompt injections
+	// before the model sees it (the app passes guard.Filter's); the text is
+	// already cut to MaxErrorChars. An error message carries what a server
+	// sent as often as what the tool wrote. Nil passes the cut text
+	// unfiltered. A policy block's message (tool.Blocked) is the tool's own
+	// refusal, returned as written and only cut: a tool that quotes
+	// outside text in one filters it itself, as any content it returns.
 	FilterError ErrorFilter
 	// Logger receives diagnostics; nil discards them. Argument values and
 	// tool results are never logged.
@@ -208,7 +210,10 @@ func Execute(ctx context.Context, call llm.Call, order int, rc RunContext) (Outc
 			return Outcome{Trace: tr}, ctx.Err()
 		}
 		if b, ok := tool.IsBlocked(err); ok {
-			msg := rc.errorText(ctx, tr.ToolID, b.Message)
+			// A policy block is the tool's own words, telling the model
+			// what it may do instead; the filter would take that for an
+			// instruction planted by someone else. It is cut, not filtered.
+			msg := CutErrorText(b.Message)
 			tr.Status, tr.StatusMessage, tr.Result = StatusBlocked, msg, msg
 			return Outcome{Content: msg, Trace: tr}, nil
 		}

@@ -17,8 +17,9 @@ const (
 // quoteOutside returns text that came from a server for an error message:
 // valid UTF-8, control characters as spaces, at most max characters (the
 // last one "…" when it was cut). The prompt-injection filter still runs
-// over every error text a tool returns (loop.RunContext.FilterError); this
-// only keeps what it has to read short.
+// over the text of every failed call (loop.RunContext.FilterError); this
+// only keeps what it has to read short. A refusal (BlockedError) never
+// quotes a server.
 func quoteOutside(s string, max int) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")

@@ -122,6 +122,13 @@ This paragraph is long enough for the extraction to treat it as the main content
 	if strings.Contains(string(third), "made-up?q=customer-list\"}") && strings.Count(string(third), "customer-list") > 1 {
 		t.Fatal("the refusal repeated the refused address")
 	}
+	// The model learns why, in the tool's words: a refusal is no content
+	// from outside for the filter to remove.
+	thirdMsgs := p.request(2)["messages"].([]any)
+	refusal := fmt.Sprint(thirdMsgs[len(thirdMsgs)-1].(map[string]any)["content"])
+	if !strings.HasPrefix(refusal, "read_web_page reads only addresses given word for word in this conversation") {
+		t.Fatalf("the model did not get the refusal: %q", refusal)
+	}
 	if len(sources) != 1 || !strings.Contains(fmt.Sprint(sources[0]), fix("http://news.example.com:PORT/article")) {
 		t.Fatalf("sources: %v", sources)
 	}

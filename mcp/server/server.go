@@ -62,9 +62,10 @@ type Options struct {
 	// Names looks up the mailbox or MCP server named by an outbound
 	// requirement, for the refusal; nil uses the stored name.
 	Names loop.MailboxLookup
-	// FilterError filters the text of a failed or blocked call for prompt
-	// injections before the client sees it, as in a chat (the app passes
-	// App.FilterToolError); nil passes the cut text unfiltered.
+	// FilterError filters the text of a failed call for prompt injections
+	// before the client sees it, as in a chat (the app passes
+	// App.FilterToolError; see loop.RunContext.FilterError); nil passes the
+	// cut text unfiltered.
 	FilterError loop.ErrorFilter
 	// AfterCall, when set, runs after every call, e.g. to tell the user
 	// what the prompt-injection filter removed.
