@@ -86,6 +86,7 @@ type App struct {
 	sources    sourceParts
 	webOptions web.ServiceOptions
 	hosts      hostChecks
+	pinned     pinnedClient
 }
 
 // Open reads the configuration and builds everything a run needs. A plugin

@@ -78,6 +78,11 @@ type ResolvedProvider struct {
 	// cloud provider (SchemeName policy.ProviderUnlistedHost): its host is
 	// neither loopback nor private, nor listed by the organization.
 	NotSelfHosted string
+	// LocalOnly is true for a provider that is self-hosted because every
+	// address of its host name was loopback or private when it was
+	// resolved: its connections are made to such addresses only, so a
+	// name that resolves elsewhere later (DNS rebinding) is refused.
+	LocalOnly bool
 }
 
 // ErrNoProvider is returned when no provider can be found; its message is
