@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"unicode/utf16"
 
 	"github.com/stewardhq/steward/datasource/eri"
 	"github.com/stewardhq/steward/guard"
@@ -281,7 +280,7 @@ func (s *Service) Assemble(ctx context.Context, results []SourceResult, budget i
 			}
 			more = true
 			p := r.Passages[rank]
-			n := utf16Len(p.Markdown(1))
+			n := tool.UTF16Len(p.Markdown(1))
 			if used+n > 2*budget+4096 {
 				c := a.PerSource[r.Usable.Source.ID]
 				c.LeftOut++
@@ -316,7 +315,7 @@ func (s *Service) Assemble(ctx context.Context, results []SourceResult, budget i
 		if a.Count > 0 {
 			sep = 1
 		}
-		n := utf16Len(block) + sep
+		n := tool.UTF16Len(block) + sep
 		id := results[c.src].Usable.Source.ID
 		pc := a.PerSource[id]
 		if total+n > budget {
@@ -386,17 +385,4 @@ func (s *Service) filterPassages(ctx context.Context, ps []*Passage) {
 			*dests[i] = o.Text
 		}
 	}
-}
-
-// utf16Len is the length of s in UTF-16 code units, as the loop counts.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		if w := utf16.RuneLen(r); w > 0 {
-			n += w
-		} else {
-			n++
-		}
-	}
-	return n
 }

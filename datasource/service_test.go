@@ -17,6 +17,7 @@ import (
 	"github.com/stewardhq/steward/guard"
 	"github.com/stewardhq/steward/internal/eritest"
 	"github.com/stewardhq/steward/policy"
+	"github.com/stewardhq/steward/tool"
 )
 
 // fakeLocal is an index in memory: each source's hits, best first.
@@ -376,7 +377,7 @@ func TestSearchRoundRobinBudgetAndRequirements(t *testing.T) {
 	}
 
 	// A budget that holds three passages: the rest is counted.
-	three := utf16Len(results[0].Passages[0].Markdown(1)) + utf16Len(results[1].Passages[0].Markdown(2)) + utf16Len(results[0].Passages[1].Markdown(3)) + 2
+	three := tool.UTF16Len(results[0].Passages[0].Markdown(1)) + tool.UTF16Len(results[1].Passages[0].Markdown(2)) + tool.UTF16Len(results[0].Passages[1].Markdown(3)) + 2
 	asm = e.svc.Assemble(context.Background(), e.svc.Search(context.Background(), us, SearchRequest{Query: "q", Page: 1}), three)
 	if asm.Count != 3 || asm.LeftOut != 2 || asm.PerSource["a"].Passages != 2 || asm.PerSource["b"].LeftOut != 1 {
 		t.Fatalf("count %d left out %d per source %v", asm.Count, asm.LeftOut, asm.PerSource)

@@ -520,3 +520,11 @@ func TestRefusalLogsNoValue(t *testing.T) {
 		}
 	}
 }
+
+func TestUTF16Len(t *testing.T) {
+	for s, want := range map[string]int{"": 0, "abc": 3, "Grüße": 5, "日本": 2, "a😀b": 4, "\xff\xfe": 2, "😀\xed\xa0\x80": 5} {
+		if got := UTF16Len(s); got != want {
+			t.Errorf("UTF16Len(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
