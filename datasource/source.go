@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/stewardhq/steward/internal/textcut"
 	"github.com/stewardhq/steward/policy"
 )
 
@@ -194,14 +195,14 @@ func (e *FieldError) Error() string {
 }
 
 func fieldErr(s Source, field, value, allowed string) *FieldError {
-	return &FieldError{SourceID: cutRunes(s.ID, MaxIDChars+10), Field: field, Value: quoteValue(value), Allowed: allowed}
+	return &FieldError{SourceID: textcut.Chars(s.ID, MaxIDChars+10), Field: field, Value: quoteValue(value), Allowed: allowed}
 }
 
 func quoteValue(v string) string {
 	if v == "" {
 		return ""
 	}
-	return strconv.Quote(cutRunes(v, 80))
+	return strconv.Quote(textcut.Chars(v, 80))
 }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
@@ -444,16 +445,4 @@ func hasControl(s string, lines bool) bool {
 		}
 	}
 	return false
-}
-
-// cutRunes shortens s to max characters plus "...".
-func cutRunes(s string, max int) string {
-	n := 0
-	for i := range s {
-		if n == max {
-			return s[:i] + "..."
-		}
-		n++
-	}
-	return s
 }

@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/stewardhq/steward/chat"
+	"github.com/stewardhq/steward/internal/textcut"
 	"github.com/stewardhq/steward/llm"
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/tool"
@@ -262,31 +261,7 @@ func (rc *RunContext) errorText(ctx context.Context, toolID, text string) string
 // CutErrorText returns text with control characters other than newline and
 // tab replaced by spaces and, when longer than MaxErrorChars characters,
 // cut there with "…", never inside a UTF-8 sequence.
-func CutErrorText(text string) string {
-	if !utf8.ValidString(text) {
-		text = strings.ToValidUTF8(text, "\uFFFD")
-	}
-	text = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' {
-			return r
-		}
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, text)
-	if utf8.RuneCountInString(text) <= MaxErrorChars {
-		return text
-	}
-	n := 0
-	for i := range text {
-		if n == MaxErrorChars-1 {
-			return text[:i] + "…"
-		}
-		n++
-	}
-	return text
-}
+func CutErrorText(text string) string { return textcut.Readable(text, MaxErrorChars, true) }
 
 func findTool(tools []tool.Offered, name string) (tool.Offered, bool) {
 	for _, t := range tools {

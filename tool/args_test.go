@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stewardhq/steward/internal/textcut"
 )
 
 func mustArgs(t *testing.T, raw string) *Args {
@@ -444,7 +446,7 @@ func FuzzReadArgs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		a, err := ReadArgs(json.RawMessage(raw))
 		if err != nil {
-			if ae, ok := AsArgumentError(err); ok && !strings.Contains(ae.Message, "'"+cutChars(ae.Argument, echoLimit)+"'") {
+			if ae, ok := AsArgumentError(err); ok && !strings.Contains(ae.Message, "'"+textcut.Chars(ae.Argument, echoLimit)+"'") {
 				t.Fatalf("refusal %q does not name %q", ae.Message, ae.Argument)
 			}
 			return
