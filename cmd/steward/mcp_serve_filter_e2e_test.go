@@ -41,13 +41,7 @@ func TestMCPServeFiltersServerTextInToolErrors(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var errOut strings.Builder
-	env := map[string]string{
-		"HOME":                     home,
-		"STEWARD_CONFIG_DIR":       filepath.Join(home, "config"),
-		"STEWARD_DATA_DIR":         filepath.Join(home, "data"),
-		"STEWARD_NO_OLLAMA_PROBE":  "1",
-		"DBUS_SESSION_BUS_ADDRESS": "disabled:",
-	}
+	env := inProcessEnv(home)
 	done := make(chan int, 1)
 	go func() {
 		code := run(context.Background(), []string{"mcp", "serve", "--confidence", "LOW", "--tools", "read_web_page"},
