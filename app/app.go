@@ -87,6 +87,9 @@ type App struct {
 	webOptions web.ServiceOptions
 	hosts      hostChecks
 	pinned     pinnedClient
+	// settingsMu guards a.User.Tools, which SetToolSetting replaces while
+	// other goroutines may read it.
+	settingsMu sync.RWMutex
 }
 
 // Open reads the configuration and builds everything a run needs. A plugin

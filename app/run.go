@@ -91,12 +91,22 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 	if !turn.NoTools {
 		res.Offered, res.Blocked = a.Registry.Runnable(ctx, a.RunnableRequest(t, p, turn.Selected))
 	}
-	// What the filter removed from an attachment is told first, then after
-	// each tool call what it removed from that call's content.
-	sink = filterSink{a: a, next: sink}
-	sink.(filterSink).drain()
+	// What the filter removed from an attachment is told first, then what
+	// it removed from the passages of the classic process, then after each
+	// tool call what it removed from that call's content. The turn's
+	// filtering is collected apart from the App's shared list, so that
+	// turns running at once (steward serve) hear only of their own. A
+	// surface that collects for the turn itself did its own attachments.
+	fs := filterSink{a: a, next: sink, col: guard.CollectorFrom(ctx)}
+	if fs.col == nil {
+		fs.drainShared()
+		fs.col = &guard.Collector{}
+		ctx = guard.WithCollector(ctx, fs.col)
+	}
+	sink = fs
 	base := t.SystemPrompt
 	res.Retrieval = a.retrieve(ctx, t, p, turn, res.Offered)
+	fs.drain()
 	var passageSources []tool.Source
 	if c := res.Retrieval.classic(); c != nil {
 		if c.System != "" {
@@ -207,6 +217,8 @@ func (a *App) withInstructions(base string, offered []tool.Offered) string {
 type filterSink struct {
 	a    *App
 	next loop.Sink
+	// col collects what the filter did during the turn.
+	col *guard.Collector
 }
 
 func (f filterSink) Emit(e loop.Event) {
@@ -219,7 +231,21 @@ func (f filterSink) Emit(e loop.Event) {
 	}
 }
 
+// drain emits what the turn's filtering reported since the last drain.
 func (f filterSink) drain() {
+	if f.next == nil || f.col == nil {
+		return
+	}
+	if r, ok := f.col.Take(); ok {
+		if ev, ok := FilterEvent(r); ok {
+			f.next.Emit(ev)
+		}
+	}
+}
+
+// drainShared emits what the App's shared list holds: the attachments a
+// command read before the turn.
+func (f filterSink) drainShared() {
 	if f.next == nil {
 		return
 	}

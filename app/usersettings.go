@@ -33,7 +33,7 @@ func (a *App) CheckToolSetting(ctx context.Context, toolID, field, value string)
 	}
 	resBefore, _ := a.Resolver.Resolve(ctx, def)
 	before := settings.Validate(ctx, t, resBefore.Values())
-	r := *a.Resolver
+	r := a.Resolver.Clone()
 	if sf.Secret {
 		r.Secrets = secretOverride{base: r.Secrets, toolID: toolID, field: field, value: value}
 	} else {

@@ -222,6 +222,12 @@ func (f *Filter) FilterBatch(ctx context.Context, texts []Text) []Outcome {
 			out[i].ClassifierError = why
 		}
 	}
+	if c := collectorFrom(ctx); c != nil {
+		if c.add(texts, out) {
+			f.log.Warn("prompt-injection filter removed suspicious content", "texts", len(texts))
+		}
+		return out
+	}
 	f.record(texts, out)
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/stewardhq/steward/tool"
 )
@@ -182,6 +183,34 @@ type Resolver struct {
 	Org     Org
 	User    User
 	Secrets SecretStore
+
+	// mu guards User once SetUser is used: a long-running surface such as
+	// `steward serve` saves settings while chats resolve them.
+	mu sync.RWMutex
+}
+
+// SetUser replaces the user's saved values. It is safe while other
+// goroutines resolve; the Resolver keeps u and the caller must not change it
+// afterwards.
+func (r *Resolver) SetUser(u User) {
+	r.mu.Lock()
+	r.User = u
+	r.mu.Unlock()
+}
+
+// Clone returns a resolver with the same values, safe while SetUser runs;
+// the user's values are shared, not copied.
+func (r *Resolver) Clone() *Resolver {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return &Resolver{Org: r.Org, User: r.User, Secrets: r.Secrets}
+}
+
+func (r *Resolver) userValue(toolID, field string) (string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	v, ok := r.User[toolID][field]
+	return v, ok
 }
 
 // Resolve applies the precedence to each field of the tool's settings
@@ -233,7 +262,7 @@ func (r *Resolver) field(ctx context.Context, toolID string, sf tool.SettingFiel
 	}
 	// A blank saved value counts as not saved, so clearing a field brings
 	// the organization's default back.
-	if v, ok := r.User[toolID][sf.Name]; ok && strings.TrimSpace(v) != "" {
+	if v, ok := r.userValue(toolID, sf.Name); ok && strings.TrimSpace(v) != "" {
 		f.Value, f.Origin = v, OriginUser
 		return f, nil
 	}

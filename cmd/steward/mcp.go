@@ -59,7 +59,7 @@ func offersTools(cmd *cobra.Command) bool {
 		return false
 	}
 	switch cmd.Name() {
-	case "ask", "chat", "tools":
+	case "ask", "chat", "tools", "serve":
 		return true
 	}
 	return false

@@ -12,7 +12,7 @@ import (
 )
 
 func extraCommands(e env) []*cobra.Command {
-	return []*cobra.Command{newReadCmd(e), newMailCmd(e), newSourcesCmd(e), newMCPCmd(e)}
+	return []*cobra.Command{newReadCmd(e), newMailCmd(e), newSourcesCmd(e), newMCPCmd(e), newServeCmd(e)}
 }
 
 func newReadCmd(e env) *cobra.Command {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stewardhq/steward/app"
 	"github.com/stewardhq/steward/config"
 	"github.com/stewardhq/steward/settings"
 )
@@ -147,18 +148,20 @@ printed; 'settings get' says which of the two holds one.`,
 						return usagef("%s: %s is refused: %v; nothing was saved", name, shown, err)
 					}
 				}
-				if f.Secret {
-					if err := a.Secrets.Set("tool::"+toolID, field, value); err != nil {
-						return fmt.Errorf("storing the secret in %s: %w", a.Secrets.Where(), err)
-					}
-					fmt.Fprintf(e.stderr, "%s %s in %s.\n", name, map[bool]string{true: "stored", false: "removed"}[value != ""], a.Secrets.Where())
-					return nil
+				// app saves it: the secret store for a secret, settings.json
+				// otherwise, checked once more against the organization's lock.
+				where, err := a.SetToolSetting(ctx, name, value)
+				if se, ok := app.AsSettingError(err); ok && se.Usage {
+					return usageError{err}
 				}
-				a.User.SetToolValue(toolID, field, value)
-				if err := a.SaveUserSettings(); err != nil {
+				if err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stderr, "%s %s in %s.\n", name, map[bool]string{true: "saved", false: "removed"}[value != ""], config.UserSettingsPath(a.ConfigDir))
+				verb := map[bool]string{true: "saved", false: "removed"}[value != ""]
+				if f.Secret {
+					verb = map[bool]string{true: "stored", false: "removed"}[value != ""]
+				}
+				fmt.Fprintf(e.stderr, "%s %s in %s.\n", name, verb, where)
 				return nil
 			}
 			return nil

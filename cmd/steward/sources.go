@@ -265,82 +265,6 @@ func orDash(s string) string {
 }
 
 // sourceRow is one data source as list and show write it.
-type sourceRow struct {
-	ID                         string   `json:"id"`
-	Name                       string   `json:"name"`
-	Kind                       string   `json:"kind"`
-	Number                     int      `json:"number"`
-	ConfiguredBy               string   `json:"configured_by"`
-	Description                string   `json:"description"`
-	MaxMatches                 int      `json:"max_matches"`
-	LastPage                   int      `json:"last_page"`
-	RequiredProviderConfidence string   `json:"required_provider_confidence"`
-	DataSecurity               string   `json:"data_security"`
-	Path                       string   `json:"path,omitempty"`
-	EmbeddingProvider          string   `json:"embedding_provider,omitempty"`
-	SearchMode                 string   `json:"search_mode"`
-	EmbeddingRefused           string   `json:"embedding_refused,omitempty"`
-	Address                    string   `json:"address,omitempty"`
-	AuthMethod                 string   `json:"auth_method,omitempty"`
-	RetrievalID                string   `json:"retrieval_id,omitempty"`
-	Index                      *indexJS `json:"index,omitempty"`
-	Usable                     *bool    `json:"usable,omitempty"`
-	NotUsableBecause           string   `json:"not_usable_because,omitempty"`
-	NotUsableCode              string   `json:"not_usable_code,omitempty"`
-}
-
-type indexJS struct {
-	Indexed   bool            `json:"indexed"`
-	Complete  bool            `json:"complete"`
-	Documents int             `json:"documents"`
-	Chunks    int             `json:"chunks"`
-	Embedded  int             `json:"embedded"`
-	Model     string          `json:"model,omitempty"`
-	Bytes     int64           `json:"bytes"`
-	LastRun   string          `json:"last_run,omitempty"`
-	Skipped   []local.Skipped `json:"skipped"`
-}
-
-func rowOf(a *app.App, s datasource.Source) sourceRow {
-	r := sourceRow{ID: s.ID, Name: s.Name, Kind: string(s.Kind), Number: s.Number, ConfiguredBy: "your settings", Description: s.Description,
-		MaxMatches: s.MaxMatches, LastPage: datasource.LastPage(s), RequiredProviderConfidence: s.RequiredConfidence.String(), DataSecurity: s.Security.String(),
-		Path: s.Path, EmbeddingProvider: s.Embedding, RetrievalID: s.RetrievalID}
-	switch {
-	case s.Org:
-		r.ConfiguredBy = "organization (" + s.Plugin + ")"
-	case s.Plugin != "":
-		r.ConfiguredBy = "local plugin (" + s.Plugin + ")"
-	}
-	switch {
-	case s.Kind == datasource.ERI:
-		r.SearchMode = "by the server"
-		if u, err := s.BaseURL(); err == nil {
-			r.Address = u.String()
-		}
-		r.AuthMethod = string(s.Auth)
-	case s.Embedding == "":
-		r.SearchMode = "words only"
-	default:
-		r.SearchMode = "meaning and words"
-		if err := a.SourceEmbeddingRefusal(s); err != nil {
-			r.EmbeddingRefused = err.Error()
-			r.SearchMode = "words only, because " + r.EmbeddingRefused
-		}
-	}
-	return r
-}
-
-func indexOf(st local.Status) *indexJS {
-	j := &indexJS{Indexed: st.Indexed, Complete: st.Complete, Documents: st.Documents, Chunks: st.Chunks, Embedded: st.Embedded, Model: st.Model, Bytes: st.Bytes, Skipped: st.Skipped}
-	if !st.LastRun.IsZero() {
-		j.LastRun = st.LastRun.Local().Format(time.RFC3339)
-	}
-	if j.Skipped == nil {
-		j.Skipped = []local.Skipped{}
-	}
-	return j
-}
-
 func newSourcesListCmd(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [--provider P] [--json]",
@@ -355,39 +279,13 @@ func newSourcesListCmd(e env) *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			sources, problems := a.DataSources()
-			rows := []sourceRow{}
-			for _, s := range sources {
-				r := rowOf(a, s)
-				if s.Kind.Local() {
-					if st, err := localStatus(cmd, a, s.ID); err == nil {
-						r.Index = indexOf(st)
-					}
-				}
-				rows = append(rows, r)
-			}
 			var rp *app.ResolvedProvider
 			if pf := providerFlags(cmd); pf.Provider != "" || pf.BaseURL != "" {
 				if rp, err = a.ResolveProvider(cmd.Context(), pf); err != nil {
 					return err
 				}
-				usable, refused := a.SourceServiceForUser().Usable(cmd.Context(), datasource.Provider{Confidence: rp.Confidence, Trusted: rp.Trusted}, datasource.Selection{Automatic: true})
-				for i := range rows {
-					no := false
-					rows[i].Usable = &no
-					for _, u := range usable {
-						if u.Source.ID == rows[i].ID {
-							yes := true
-							rows[i].Usable = &yes
-						}
-					}
-					for _, r := range refused {
-						if r.Source.ID == rows[i].ID {
-							rows[i].NotUsableBecause, rows[i].NotUsableCode = r.Reason, r.Code
-						}
-					}
-				}
 			}
+			rows, problems := a.SourceViews(cmd.Context(), rp)
 			for _, p := range problems {
 				fmt.Fprintf(e.stderr, "warning: %v\n", p)
 			}
@@ -438,19 +336,6 @@ func newSourcesListCmd(e env) *cobra.Command {
 	return cmd
 }
 
-// localStatus reads what the index holds of a source, without creating
-// the index when it does not exist yet.
-func localStatus(cmd *cobra.Command, a *app.App, id string) (local.Status, error) {
-	if _, err := os.Stat(a.DocIndexPath()); err != nil {
-		return local.Status{}, nil
-	}
-	ix, err := a.DocIndex(cmd.Context())
-	if err != nil {
-		return local.Status{}, err
-	}
-	return ix.Status(cmd.Context(), id)
-}
-
 // findSource returns the source with the ID, or a usage error naming the
 // ones there are.
 func findSource(a *app.App, id string) (datasource.Source, error) {
@@ -491,16 +376,16 @@ func newSourcesShowCmd(e env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			row := rowOf(a, s)
+			row := a.SourceViewOf(s)
 			out := map[string]any{"data_source": row}
 			var details *datasource.ServerDetails
 			var serverErr error
 			if s.Kind.Local() {
-				st, err := localStatus(cmd, a, s.ID)
+				st, err := a.LocalSourceStatus(cmd.Context(), s.ID)
 				if err != nil {
 					return err
 				}
-				row.Index = indexOf(st)
+				row.Index = app.SourceIndexOf(st)
 				out["data_source"] = row
 			} else {
 				d, err := a.SourceServiceForUser().Describe(cmd.Context(), s)

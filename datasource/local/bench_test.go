@@ -19,6 +19,7 @@ import (
 
 	"github.com/stewardhq/steward/embed"
 	"github.com/stewardhq/steward/internal/embedtest"
+	"github.com/stewardhq/steward/internal/testenv"
 )
 
 // hashModel is the loopback embedding server's stand-in model for
@@ -37,9 +38,10 @@ func hashModel(dim int) embedtest.Model {
 	}
 }
 
-// writeCorpus generates n documents of about size bytes each, mixed
-// Markdown, plain text, HTML, Go code and CSV, of Zipf-distributed
-// pseudo-words, and returns their total size.
+// writeCorpus generates n documents of about size bytes of text each, of
+// Zipf-distributed pseudo-words: in every 20, 7 Markdown, 3 plain text, 4
+// HTML, 2 Go, 2 CSV, 1 DOCX and 1 PDF (made from the same kind of text by
+// writeDOCX and writePDF). It returns the total size of the files.
 func writeCorpus(b *testing.B, dir string, n, size int, vocab []string, r *rand.Rand) int64 {
 	zipf := rand.NewZipf(r, 1.1, 1, uint64(len(vocab)-1))
 	words := func(k int) string {
@@ -49,12 +51,22 @@ func writeCorpus(b *testing.B, dir string, n, size int, vocab []string, r *rand.
 		}
 		return strings.Join(ws, " ")
 	}
+	paragraphs := func() []string {
+		var ps []string
+		for n := 0; n < size; {
+			p := words(40+r.IntN(80)) + "."
+			ps = append(ps, p)
+			n += len(p) + 2
+		}
+		return ps
+	}
 	var total int64
 	for i := range n {
 		var body strings.Builder
 		var name string
-		switch i % 5 {
-		case 0, 1:
+		var write func(path string) error
+		switch i % 20 {
+		case 0, 1, 2, 3, 4, 5, 6:
 			name = fmt.Sprintf("notes/%03d/doc%05d.md", i/500, i)
 			body.WriteString("# " + words(5) + "\n\n")
 			for body.Len() < size {
@@ -63,41 +75,54 @@ func writeCorpus(b *testing.B, dir string, n, size int, vocab []string, r *rand.
 				}
 				body.WriteString(words(40+r.IntN(80)) + ".\n\n")
 			}
-		case 2:
+		case 7, 8, 9:
 			name = fmt.Sprintf("text/%03d/doc%05d.txt", i/500, i)
 			for body.Len() < size {
 				body.WriteString(words(60+r.IntN(60)) + ".\n\n")
 			}
-		case 3:
+		case 10, 11, 12, 13:
 			name = fmt.Sprintf("web/%03d/page%05d.html", i/500, i)
 			body.WriteString("<html><head><title>" + words(5) + "</title></head><body><article><h1>" + words(5) + "</h1>\n")
 			for body.Len() < size {
 				body.WriteString("<p>" + words(50+r.IntN(50)) + "</p>\n")
 			}
 			body.WriteString("</article></body></html>\n")
-		case 4:
-			if i%10 == 4 {
-				name = fmt.Sprintf("code/%03d/file%05d.go", i/500, i)
-				body.WriteString("package bench\n\n")
-				for body.Len() < size {
-					fmt.Fprintf(&body, "// %s\nfunc F%d(x int) int {\n\treturn x + %d // %s\n}\n\n", words(12), body.Len(), r.IntN(100), words(6))
-				}
-			} else {
-				name = fmt.Sprintf("tables/%03d/table%05d.csv", i/500, i)
-				body.WriteString("name,amount,comment\n")
-				for body.Len() < size {
-					fmt.Fprintf(&body, "%s,%d,%s\n", vocab[zipf.Uint64()], r.IntN(10000), words(8))
-				}
+		case 14, 15:
+			name = fmt.Sprintf("code/%03d/file%05d.go", i/500, i)
+			body.WriteString("package bench\n\n")
+			for body.Len() < size {
+				fmt.Fprintf(&body, "// %s\nfunc F%d(x int) int {\n\treturn x + %d // %s\n}\n\n", words(12), body.Len(), r.IntN(100), words(6))
 			}
+		case 16, 17:
+			name = fmt.Sprintf("tables/%03d/table%05d.csv", i/500, i)
+			body.WriteString("name,amount,comment\n")
+			for body.Len() < size {
+				fmt.Fprintf(&body, "%s,%d,%s\n", vocab[zipf.Uint64()], r.IntN(10000), words(8))
+			}
+		case 18:
+			name = fmt.Sprintf("office/%03d/report%05d.docx", i/500, i)
+			title, paras := words(5), paragraphs()
+			write = func(p string) error { return writeDOCX(p, title, paras) }
+		case 19:
+			name = fmt.Sprintf("office/%03d/paper%05d.pdf", i/500, i)
+			title, paras := words(5), paragraphs()
+			write = func(p string) error { return writePDF(p, title, paras) }
 		}
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			b.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte(body.String()), 0o644); err != nil {
+		if write == nil {
+			write = func(p string) error { return os.WriteFile(p, []byte(body.String()), 0o644) }
+		}
+		if err := write(p); err != nil {
 			b.Fatal(err)
 		}
-		total += int64(body.Len())
+		fi, err := os.Stat(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += fi.Size()
 	}
 	return total
 }
@@ -166,10 +191,12 @@ func BenchmarkSyncAndSearch(b *testing.B) {
 			}
 		}
 	}()
+	rssReset := resetPeakRSS()
 	b.ResetTimer()
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), testenv.ProcessCPU()
 	st, err := ix.Sync(ctx, Spec{ID: "bench", Path: dir, Embedder: emb, MaxChunkTokens: 512, OverlapTokens: 64}, nil)
-	dur := time.Since(t0)
+	dur, cpu := time.Since(t0), testenv.ProcessCPU()-cpu0
+	rss := peakRSS() // while indexing, before the searches load the vectors
 	close(stop)
 	wg.Wait()
 	b.StopTimer()
@@ -209,6 +236,7 @@ func BenchmarkSyncAndSearch(b *testing.B) {
 	}
 	b.ReportMetric(float64(total)/1e6/dur.Seconds(), "MB/s")
 	b.ReportMetric(float64(n)/dur.Seconds(), "docs/s")
+	b.ReportMetric(cpu.Seconds()/(float64(total)/1e6), "cpu_s/MB")
 	b.ReportMetric(float64(st.Chunks), "chunks")
 	b.ReportMetric(benchPercentile(wd, 0.5), "words_p50_ms")
 	b.ReportMetric(benchPercentile(wd, 0.95), "words_p95_ms")
@@ -216,5 +244,8 @@ func BenchmarkSyncAndSearch(b *testing.B) {
 	b.ReportMetric(benchPercentile(hd, 0.95), "hybrid_p95_ms")
 	b.ReportMetric(float64(size)/1e6, "index_MB")
 	b.ReportMetric(float64(peak.Load())/1e6, "peak_heap_MB")
+	if rssReset {
+		b.ReportMetric(float64(rss)/1e6, "peak_rss_MB")
+	}
 	b.Logf("indexed %.1f MB in %v (%d chunks, all embedded), index %.1f MB", float64(total)/1e6, dur, st.Chunks, float64(size)/1e6)
 }

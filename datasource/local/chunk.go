@@ -172,7 +172,7 @@ func joinLines(ls []line) string {
 // split cuts lines by the rule at level li of the chain.
 func (ck *chunker) split(ls []line, li int) {
 	if li == 0 && tokensOf(ls) <= ck.max {
-		ck.emit(joinLines(ls), ls[0].page, false)
+		ck.emit(joinLines(ls), ls[0].page, false, tokensOf(ls))
 		return
 	}
 	if li >= len(ck.chain) || ck.chain[li] == startWord {
@@ -199,22 +199,22 @@ func (ck *chunker) split(ls []line, li int) {
 func (ck *chunker) pack(units [][]line, li int) {
 	var cur [][]line // the chunk being filled: overlap units, then own ones
 	own := 0         // index in cur of the first own unit
-	flush := func() {
-		if len(cur) > own {
-			var ls []line
-			for _, u := range cur {
-				ls = append(ls, u...)
-			}
-			ck.emit(joinLines(ls), cur[own][0].page, own > 0)
-		}
-		cur, own = nil, 0
-	}
 	size := func(us [][]line) int {
 		n := 0
 		for _, u := range us {
 			n += tokensOf(u) + 1
 		}
 		return n - 1
+	}
+	flush := func() {
+		if len(cur) > own {
+			var ls []line
+			for _, u := range cur {
+				ls = append(ls, u...)
+			}
+			ck.emit(joinLines(ls), cur[own][0].page, own > 0, size(cur))
+		}
+		cur, own = nil, 0
 	}
 	for _, u := range units {
 		ut := tokensOf(u)
@@ -248,15 +248,19 @@ func (ck *chunker) pack(units [][]line, li int) {
 	flush()
 }
 
-// emit stores a chunk. A chunk without unit overlap after another chunk
-// begins with the last words of that chunk (at most the overlap, and
-// what room is left).
-func (ck *chunker) emit(text string, page int, overlapped bool) {
+// emit stores a chunk of text, which holds tokens tokens as its lines or
+// words were counted (-1: not counted yet). A chunk without unit overlap
+// after another chunk begins with the last words of that chunk (at most
+// the overlap, and what room is left).
+func (ck *chunker) emit(text string, page int, overlapped bool, tokens int) {
 	if text == "" {
 		return
 	}
 	if !overlapped && len(ck.out) > 0 && ck.overlap > 0 {
-		own := ck.c.count(text) // counted from cached pieces
+		own := tokens
+		if own < 0 {
+			own = ck.c.count(text)
+		}
 		if tail := ck.tailWords(ck.prevText, min(ck.overlap, ck.max-own-1)); tail != "" {
 			text = tail + "\n" + text
 		}
@@ -290,7 +294,7 @@ func (ck *chunker) words(l line) {
 	tok := 0
 	flush := func() {
 		if len(cur) > 0 {
-			ck.emit(strings.Join(cur, " "), l.page, false)
+			ck.emit(strings.Join(cur, " "), l.page, false, tok)
 		}
 		cur, tok = nil, 0
 	}
@@ -301,7 +305,7 @@ func (ck *chunker) words(l line) {
 		for wt > room {
 			flush()
 			part := ck.c.cut(w, room)
-			ck.emit(part, l.page, false)
+			ck.emit(part, l.page, false, -1)
 			w = w[len(part):]
 			wt = ck.c.count(" " + w)
 			if w == "" {

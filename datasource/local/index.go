@@ -261,6 +261,40 @@ func hashFile(path string, limit int64) (string, bool, error) {
 	return hex.EncodeToString(h.Sum(nil)), true, nil
 }
 
+// hashed is the outcome of hashFile.
+type hashed struct {
+	hash string
+	ok   bool
+	err  error
+}
+
+// hashFiles hashes files in parallel (reading files and SHA-256 keep a
+// core busy each), the outcomes in the files' order.
+func hashFiles(ctx context.Context, files []file, limit int64) []hashed {
+	out := make([]hashed, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, min(runtime.GOMAXPROCS(0), len(files))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := ctx.Err(); err != nil {
+					out[i].err = err
+					continue
+				}
+				out[i].hash, out[i].ok, out[i].err = hashFile(files[i].abs, limit)
+			}
+		}()
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
 // run is one Sync.
 type run struct {
 	ix       *Index
@@ -301,8 +335,8 @@ func (r *run) add(f func(s *Stats, p *Progress)) {
 // changed files are read and indexed, renamed and copied ones keep (or
 // copy) their chunks and vectors, removed ones leave the index, and the
 // chunks without a vector are embedded. progress, when not nil, is called
-// from one goroutine at a time, at most five times a second and once at
-// the end. A missing or unreadable folder or file fails the run and
+// from one goroutine at a time: after each batch of documents stored,
+// otherwise at most five times a second, and once at the end. A missing or unreadable folder or file fails the run and
 // leaves the index as it was; a file that cannot be read is reported in
 // Stats.Skipped and the run goes on.
 func (ix *Index) Sync(ctx context.Context, s Spec, progress func(Progress)) (Stats, error) {
@@ -377,11 +411,12 @@ func (ix *Index) Sync(ctx context.Context, s Spec, progress func(Progress)) (Sta
 	var index []file
 	var copies []file // same content as a file indexed in this run
 	indexing := map[string]string{}
-	for _, f := range todo {
+	hashes := hashFiles(ctx, todo, st.maxFile)
+	for i, f := range todo {
 		if err := ctx.Err(); err != nil {
 			return r.stats, err
 		}
-		h, ok, err := hashFile(f.abs, st.maxFile)
+		h, ok, err := hashes[i].hash, hashes[i].ok, hashes[i].err
 		if err != nil {
 			r.skip(ctx, f, "cannot be read: "+errReason(err), false)
 			continue
@@ -589,7 +624,8 @@ func (r *run) indexFiles(ctx context.Context, files []file, old map[string]docin
 		})
 		batch, batchText, batchStats = nil, 0, nil
 		emb.kick()
-		r.report(false)
+		// Each commit is reported: it is what a killed run keeps.
+		r.report(true)
 		return nil
 	}
 	for res := range results {

@@ -48,9 +48,10 @@ func child(dir, db, embedURL string) int {
 }
 
 // A killed indexer leaves a consistent index, and the next run completes
-// it: the child is killed with SIGKILL in the middle of indexing and
-// embedding, the index passes SQLite's and its own checks, and a resumed
-// run ends with every file indexed and every chunk embedded.
+// it: the child is killed with SIGKILL in the middle of indexing (at the
+// report of its first commit, with its embedding under way), the index
+// passes SQLite's and its own checks, and a resumed run ends with every
+// file indexed and every chunk embedded.
 func TestKilledIndexerResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a subprocess")

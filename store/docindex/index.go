@@ -27,6 +27,12 @@ type Index struct {
 	// one writer, and a second one waiting in its busy handler sleeps in
 	// growing steps.
 	write sync.Mutex
+	// counts caches the chunks of each source (sourceChunks).
+	counts struct {
+		mu  sync.Mutex
+		gen uint64
+		n   map[int64]int64
+	}
 }
 
 // schemaVersion is the PRAGMA user_version of the current schema.

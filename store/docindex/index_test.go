@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stewardhq/steward/store/searchindex"
 )
 
 func openTest(t *testing.T) *Index {
@@ -224,4 +226,63 @@ func TestChunkingChangeResetsAndFailures(t *testing.T) {
 		t.Error("run not complete")
 	}
 	check(t, x)
+}
+
+// A source holding few of the index's chunks ranks its own matches at
+// once; the answer is the one the widening windows over the whole index's
+// best matches give, and the large source's answer is unchanged too.
+func TestSmallSourceRanksItsOwnMatches(t *testing.T) {
+	ctx := context.Background()
+	x := openTest(t)
+	begin(t, x, "big")
+	begin(t, x, "small")
+	var big, small []NewDocument
+	for i := range 400 {
+		words := fmt.Sprintf("alpha%d beta%d shared%d common text", i%7, i%11, i%13)
+		if i%20 == 0 {
+			small = append(small, doc(fmt.Sprintf("s%03d.md", i), words, "more "+words))
+		} else {
+			big = append(big, doc(fmt.Sprintf("b%03d.md", i), words))
+		}
+	}
+	if err := x.PutDocuments(ctx, "big", big); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.PutDocuments(ctx, "small", small); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := x.sourceChunks(ctx, 2); err != nil || n != 40 {
+		t.Fatalf("small source: %d chunks, %v", n, err)
+	}
+	for _, src := range []struct {
+		id  string
+		num int64
+	}{{"big", 1}, {"small", 2}} {
+		for _, q := range []string{"alpha3", "beta4 shared5", "alpha1 beta2 shared3"} {
+			mq := searchindex.MatchQuery(q)
+			windows, err := x.wordsExact(ctx, src.num, mq, 5, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			direct, err := x.wordsExact(ctx, src.num, mq, 5, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := x.SearchWords(ctx, src.id, q, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(windows) == 0 || !slices.Equal(ids(windows), ids(direct)) || !slices.Equal(ids(got), ids(direct)) {
+				t.Errorf("%s %q: windows %v, direct %v, SearchWords %v", src.id, q, ids(windows), ids(direct), ids(got))
+			}
+		}
+	}
+}
+
+func ids(hs []Hit) []int64 {
+	out := make([]int64, len(hs))
+	for i, h := range hs {
+		out[i] = h.ChunkID
+	}
+	return out
 }

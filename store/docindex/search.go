@@ -64,8 +64,16 @@ func (x *Index) SearchWords(ctx context.Context, sourceID, text string, limit in
 	}
 	words := searchindex.QueryWords(text)
 	rare, common := st.Split(words)
+	// A source holding less than half of the chunks has few of the whole
+	// table's best matches: its own are ranked at once.
+	direct := false
+	if n, err := x.sourceChunks(ctx, src); err != nil {
+		return nil, err
+	} else if 2*n < st.Chunks {
+		direct = true
+	}
 	if len(common) == 0 {
-		return x.wordsExact(ctx, src, mq, limit)
+		return x.wordsExact(ctx, src, mq, limit, direct)
 	}
 	// A common word: FTS5 would read its whole list to rank it. The
 	// candidates are ranked in Go with the same bm25.
@@ -75,7 +83,7 @@ func (x *Index) SearchWords(ctx context.Context, sourceID, text string, limit in
 	}
 	var cands []int64
 	if len(rare) > 0 {
-		hits, err := x.wordsExact(ctx, src, searchindex.QuoteWords(rare, " OR "), max(limit*rerankFactor, 100))
+		hits, err := x.wordsExact(ctx, src, searchindex.QuoteWords(rare, " OR "), max(limit*rerankFactor, 100), direct)
 		if err != nil {
 			return nil, err
 		}
@@ -104,11 +112,12 @@ func (x *Index) SearchWords(ctx context.Context, sourceID, text string, limit in
 }
 
 // wordsExact ranks every chunk of the source matching the FTS5 query mq
-// by FTS5's bm25. The best chunks of the whole table are read first, a
-// widening window at a time, keeping the source's; when the source holds
-// few of them, one query ranks the source's matches alone.
-func (x *Index) wordsExact(ctx context.Context, src int64, mq string, limit int) ([]Hit, error) {
-	for k := limit * 4; k <= maxCandidates; k *= 4 {
+// by FTS5's bm25. Unless direct, the best chunks of the whole table are
+// read first, a widening window at a time, keeping the source's; when the
+// source holds few of them (or direct), one query ranks the source's
+// matches alone.
+func (x *Index) wordsExact(ctx context.Context, src int64, mq string, limit int, direct bool) ([]Hit, error) {
+	for k := limit * 4; k <= maxCandidates && !direct; k *= 4 {
 		hits, complete, err := x.wordCandidates(ctx, src, mq, k, limit)
 		if err != nil {
 			return nil, err
@@ -174,6 +183,29 @@ func (x *Index) wordCandidates(ctx context.Context, src int64, mq string, k, lim
 		}
 	}
 	return hits, len(cands) < k, nil
+}
+
+// sourceChunks is how many chunks the source holds, counted once per
+// generation of the index.
+func (x *Index) sourceChunks(ctx context.Context, src int64) (int64, error) {
+	gen := x.gen.Load()
+	x.counts.mu.Lock()
+	defer x.counts.mu.Unlock()
+	if x.counts.gen != gen || x.counts.n == nil {
+		x.counts.gen, x.counts.n = gen, map[int64]int64{}
+	}
+	if n, ok := x.counts.n[src]; ok {
+		return n, nil
+	}
+	var n int64
+	if err := x.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM chunks WHERE src = ?`, src).Scan(&n); err != nil {
+		return 0, wrap("search words", err)
+	}
+	// A count read while a write ran (odd generation) is not kept.
+	if gen%2 == 0 && x.gen.Load() == gen {
+		x.counts.n[src] = n
+	}
+	return n, nil
 }
 
 // chunksOf tells which of ids are chunks of the source.
@@ -473,4 +505,30 @@ func (x *Index) fill(ctx context.Context, hits []Hit) error {
 		hits[i] = h
 	}
 	return wrap("read hits", rows.Err())
+}
+
+// ChunkPaths returns the paths of the documents of chunks (by chunk ID),
+// as SearchWords and SearchVector leave them out; a chunk removed
+// meanwhile is missing from the answer.
+func (x *Index) ChunkPaths(ctx context.Context, ids []int64) (map[int64]string, error) {
+	list, err := searchindex.JSONList(ids)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := x.db.QueryContext(ctx, `SELECT c.id, d.path FROM json_each(?) j CROSS JOIN chunks c ON c.id = j.value
+		CROSS JOIN documents d ON d.id = c.doc_id`, list)
+	if err != nil {
+		return nil, wrap("read chunk paths", err)
+	}
+	defer rows.Close()
+	out := make(map[int64]string, len(ids))
+	for rows.Next() {
+		var id int64
+		var p string
+		if err := rows.Scan(&id, &p); err != nil {
+			return nil, wrap("read chunk paths", err)
+		}
+		out[id] = p
+	}
+	return out, wrap("read chunk paths", rows.Err())
 }

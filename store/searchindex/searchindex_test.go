@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -297,5 +298,91 @@ func TestWordsScorerEqualsFTS5AndReaders(t *testing.T) {
 	var left int
 	if err := db.QueryRow(`SELECT COUNT(*) FROM chunks_fts`).Scan(&left); err != nil || left != 4 {
 		t.Errorf("%d texts left (%v), want 4", left, err)
+	}
+}
+
+// TestScorerASCIIScanEqualsFTS5 checks the scan that scores ASCII texts
+// without folding words against FTS5's own bm25 and against the
+// tokenizer's path, on texts of mixed case, digits, punctuation and runs
+// longer than any query word.
+func TestScorerASCIIScanEqualsFTS5(t *testing.T) {
+	ctx := context.Background()
+	db := testDB(t)
+	if err := Migrate(ctx, db, Schema{Name: "testindex", Version: 1, Create: testSchema}); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	vocab := []string{"Budget", "budget", "BUDGET", "chair", "Chairs", "x", "a1", "2024", "review", "office", "budgets", "bud", strings.Repeat("long", 20)}
+	seps := []string{" ", ", ", ". ", "-", "\n", "  ", "/", "(", ")"}
+	var texts []string
+	for range 200 {
+		var b strings.Builder
+		for j := 0; j < 5+r.IntN(60); j++ {
+			b.WriteString(vocab[r.IntN(len(vocab))])
+			b.WriteString(seps[r.IntN(len(seps))])
+		}
+		texts = append(texts, b.String())
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch FTSBatch
+	for i, txt := range texts {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO chunks(id, doc) VALUES(?, 'd')`, i+1); err != nil {
+			t.Fatal(err)
+		}
+		batch.Add("chunks_fts", i+1, txt)
+	}
+	if err := batch.Flush(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	w := &Words{DB: db, Name: "testindex", CommonMin: 1}
+	st, err := w.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"budget", "Chairs 2024", "x a1 review", "bud budgets", "office chair"} {
+		sc, err := w.NewScorer(ctx, st, QueryWords(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sc.ascii {
+			t.Fatalf("%q: the ASCII scan is not used", q)
+		}
+		slow := *sc
+		slow.ascii = false
+		rows, err := db.QueryContext(ctx, `SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?`, MatchQuery(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		matched := 0
+		for rows.Next() {
+			var id int
+			var bm float64
+			if err := rows.Scan(&id, &bm); err != nil {
+				t.Fatal(err)
+			}
+			matched++
+			got, want := sc.Score(texts[id-1]), slow.Score(texts[id-1])
+			if got != want {
+				t.Errorf("%q chunk %d: scan %v, tokenizer %v", q, id, got, want)
+			}
+			if math.Abs(got+bm) > 1e-9*math.Max(1, -bm) {
+				t.Errorf("%q chunk %d: Go %v, FTS5 %v", q, id, got, -bm)
+			}
+		}
+		rows.Close()
+		if matched == 0 {
+			t.Errorf("%q matched nothing", q)
+		}
+	}
+	// A text that is not ASCII takes the tokenizer's path.
+	sc, _ := w.NewScorer(ctx, st, QueryWords("budget"))
+	if got := sc.Score("Budget für Café budget"); got <= 0 {
+		t.Errorf("a text with non-ASCII letters scores %v", got)
 	}
 }

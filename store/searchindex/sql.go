@@ -13,13 +13,15 @@ import (
 
 // Open opens (creating it and its directory when needed) the SQLite
 // database at path in WAL mode, with foreign keys, FTS5 and the steward
-// tokenizer; name prefixes errors.
+// tokenizer, and a page cache of 16 MiB per connection (SQLite's default
+// 2 MiB made a search at 100,000 chunks read most of its pages from the
+// file again); name prefixes errors.
 func Open(path, name string) (*sql.DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("%s: create directory: %w", name, err)
 	}
 	dsn := "file:" + filepath.ToSlash(path) +
-		"?_pragma=journal_mode(wal)&_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_pragma=synchronous(normal)"
+		"?_pragma=journal_mode(wal)&_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_pragma=synchronous(normal)&_pragma=cache_size(-16384)"
 	db, err := driver.Open(dsn, RegisterFTS)
 	if err != nil {
 		return nil, fmt.Errorf("%s: open %s: %w", name, path, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"sync"
 )
 
@@ -282,14 +283,21 @@ func (w *Words) Docs(ctx context.Context, words []string) (int64, error) {
 // equal FTS5's bm25 (negated: higher is better).
 type Scorer struct {
 	words  []string
-	weight map[string]float64 // idf of each query word
+	idf    []float64 // of each query word
 	avgLen float64
+	// ascii tells that every query word is a lower-case run of ASCII
+	// letters and digits, as the tokenizer makes ASCII words: a text of
+	// ASCII alone is then scored by a scan that folds no word.
+	ascii bool
+	// byLen has, for each word length up to 63, a bit per word (the first
+	// 64) of that length.
+	byLen [64]uint64
 }
 
 // NewScorer looks up how many chunks hold each word of the query.
 func (w *Words) NewScorer(ctx context.Context, st *TermStats, words []string) (*Scorer, error) {
-	sc := &Scorer{words: words, weight: map[string]float64{}, avgLen: st.AvgLen()}
-	for _, word := range words {
+	sc := &Scorer{words: words, idf: make([]float64, len(words)), avgLen: st.AvgLen(), ascii: len(words) <= 64}
+	for i, word := range words {
 		docs, ok := st.Docs[word]
 		if !ok {
 			// Not common: reading its list is cheap.
@@ -297,36 +305,114 @@ func (w *Words) NewScorer(ctx context.Context, st *TermStats, words []string) (*
 				return nil, w.errorf("search words", err)
 			}
 		}
-		sc.weight[word] = IDF(st.Chunks, docs)
+		sc.idf[i] = IDF(st.Chunks, docs)
+		if !lowerASCIIWord(word) || len(word) >= len(sc.byLen) {
+			sc.ascii = false
+		} else if i < 64 {
+			sc.byLen[len(word)] |= 1 << i
+		}
 	}
 	return sc, nil
+}
+
+// lowerASCIIWord tells a non-empty run of a-z and 0-9.
+func lowerASCIIWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return w != ""
 }
 
 // Score is the bm25 score of text for the query: the sum over the query's
 // words in text of idf * tf*(k1+1) / (tf + k1*(1-b+b*len/avgLen)).
 func (sc *Scorer) Score(text string) float64 {
-	tf := make(map[string]int, len(sc.words))
-	for _, w := range sc.words {
-		tf[w] = 0
+	tf := make([]int, len(sc.words))
+	n, ok := 0, false
+	if sc.ascii {
+		n, ok = sc.countASCII(text, tf)
 	}
-	n := 0
-	_ = Tokenize(text, false, func(w string, _, _ int, colocated bool) error {
-		if !colocated {
-			n++
+	if !ok {
+		clear(tf)
+		n = 0
+		at := make(map[string]int, len(sc.words))
+		for i, w := range sc.words {
+			at[w] = i
 		}
-		if c, ok := tf[w]; ok {
-			tf[w] = c + 1
-		}
-		return nil
-	})
+		_ = Tokenize(text, false, func(w string, _, _ int, colocated bool) error {
+			if !colocated {
+				n++
+			}
+			if i, ok := at[w]; ok {
+				tf[i]++
+			}
+			return nil
+		})
+	}
 	norm := K1 * (1 - B + B*float64(n)/sc.avgLen)
 	var s float64
-	for w, c := range tf {
+	for i, c := range tf {
 		if c == 0 {
 			continue
 		}
 		t := float64(c)
-		s += sc.weight[w] * t * (K1 + 1) / (t + norm)
+		s += sc.idf[i] * t * (K1 + 1) / (t + norm)
 	}
 	return s
+}
+
+// countASCII counts the tokens of text and, in tf, the query words among
+// them, when text is ASCII; ok is false (and the counts unfinished) at
+// the first byte that is not.
+func (sc *Scorer) countASCII(text string, tf []int) (n int, ok bool) {
+	i := 0
+	for i < len(text) {
+		c := text[i]
+		if c >= 0x80 {
+			return 0, false
+		}
+		if !asciiAlnum(c) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(text) && asciiAlnum(text[j]) {
+			j++
+		}
+		if j < len(text) && text[j] >= 0x80 {
+			return 0, false
+		}
+		n++
+		if l := j - i; l < len(sc.byLen) {
+			for m := sc.byLen[l]; m != 0; m &= m - 1 {
+				k := bits.TrailingZeros64(m)
+				if equalFoldASCII(text[i:j], sc.words[k]) {
+					tf[k]++
+					break
+				}
+			}
+		}
+		i = j
+	}
+	return n, true
+}
+
+func asciiAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// equalFoldASCII tells whether s, ASCII letters and digits, lower-cased
+// is w (lower-case already), both of one length.
+func equalFoldASCII(s, w string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w[i] {
+			return false
+		}
+	}
+	return true
 }
