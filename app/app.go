@@ -86,6 +86,7 @@ type App struct {
 	sources    sourceParts
 	webOptions web.ServiceOptions
 	hosts      hostChecks
+	pinned     pinnedClient
 	// settingsMu guards a.User.Tools, which SetToolSetting replaces while
 	// other goroutines may read it.
 	settingsMu sync.RWMutex

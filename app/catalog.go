@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"sort"
+	"strings"
 
 	"github.com/stewardhq/steward/chat"
 	"github.com/stewardhq/steward/llm"
@@ -21,7 +22,9 @@ type ProviderChoice struct {
 	BaseURL    string `json:"base_url"`
 	Model      string `json:"model,omitempty"`
 	Confidence string `json:"confidence"`
-	// Key says whether an API key is there, without showing it.
+	// Key says where the API key comes from ("key in $OPENAI_API_KEY",
+	// "key stored with steward keys set in …", "key from the organization
+	// plugin …"), or what would give the provider one; never the key.
 	Key string `json:"key"`
 	// From says who configured it: "organization (plugin)", "your
 	// settings" or "built in".
@@ -57,19 +60,14 @@ func (a *App) ProviderChoices(ctx context.Context) ([]ProviderChoice, []error) {
 	scheme := a.Org.Scheme()
 	for _, k := range llm.Kinds() {
 		info, _ := k.Info()
-		key := ""
-		for _, env := range info.KeyEnv {
-			if a.getenv(env) != "" {
-				key = env
-			}
-		}
 		state := "no key"
-		if info.SelfHosted {
+		switch from := a.KindKeyFrom(k); {
+		case info.SelfHosted:
 			state = "self-hosted, no key needed"
-		} else if key != "" {
-			state = "key in $" + key
-		} else if len(info.KeyEnv) > 0 {
-			state = "set $" + info.KeyEnv[0]
+		case from != "":
+			state = "key " + from
+		case len(info.KeyEnv) > 0:
+			state = missingKey(info.KeyEnv, string(k))
 		}
 		rows = append(rows, ProviderChoice{ID: string(k), Kind: string(k), Title: info.Title, BaseURL: info.DefaultBaseURL, Model: defaultModels[k], Confidence: scheme.ProviderConfidence(info.Scheme).String(), Key: state, From: "built in"})
 	}
@@ -77,19 +75,35 @@ func (a *App) ProviderChoices(ctx context.Context) ([]ProviderChoice, []error) {
 	return rows, problems
 }
 
+// keyState says where a configured provider's key comes from, never the
+// key, or what would give it one.
 func keyState(rp *ResolvedProvider) string {
 	if rp.APIKey != "" {
-		return "key set"
+		if rp.KeyFrom == "" {
+			return "key set"
+		}
+		return "key " + rp.KeyFrom
 	}
-	if rp.NotSelfHosted != "" {
+	k, ok := llm.LookupKind(rp.Kind)
+	if !ok {
 		return "no key"
 	}
-	if k, ok := llm.LookupKind(rp.Kind); ok {
-		if info, _ := k.Info(); info.SelfHosted {
-			return "self-hosted, no key needed"
-		}
+	info, _ := k.Info()
+	switch {
+	case info.SelfHosted && rp.NotSelfHosted == "":
+		return "self-hosted, no key needed"
+	case info.SelfHosted:
+		return "no key"
+	case len(info.KeyEnv) > 0:
+		return missingKey(info.KeyEnv, firstNonEmpty(rp.ID, rp.Kind))
 	}
 	return "no key"
+}
+
+// missingKey says how to give a provider of a kind with the variables env
+// its key: the environment, or `steward keys set name`.
+func missingKey(env []string, name string) string {
+	return "no key: set $" + strings.Join(env, " or $") + " or store one with steward keys set " + name
 }
 
 // ToolRow is one tool collection of the catalogue, as `steward tools`

@@ -22,6 +22,16 @@ func (a *App) storedKey(name string) string {
 	return strings.TrimSpace(v)
 }
 
+// storedKeyFrom says where the key stored with `steward keys set` under
+// name is kept, for ResolvedProvider.KeyFrom; never the key.
+func (a *App) storedKeyFrom(name string) string {
+	where, err := config.LocateSecret(a.Secrets, providerKeyService(name), "api_key")
+	if err != nil || where == "" {
+		where = a.Secrets.Where()
+	}
+	return "stored with steward keys set in " + where
+}
+
 // storedKindKey finds the first hosted provider kind, in the order the
 // environment is searched, that has a stored key.
 func (a *App) storedKindKey() (llm.Kind, string, bool) {
@@ -34,6 +44,15 @@ func (a *App) storedKindKey() (llm.Kind, string, bool) {
 		}
 	}
 	return "", "", false
+}
+
+// KindKeyFrom says where the key of a provider kind comes from, the way
+// ResolvedProvider.KeyFrom does ("in $OPENAI_API_KEY", "stored with
+// steward keys set in …"), or "" when no key is found. It never returns
+// the key.
+func (a *App) KindKeyFrom(k llm.Kind) string {
+	_, from := a.keyFromEnv(k)
+	return from
 }
 
 // KeyTarget names what a stored key belongs to: a provider kind, or a

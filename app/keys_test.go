@@ -41,10 +41,16 @@ func TestStoredKeyIsUsedAfterTheEnvironment(t *testing.T) {
 	if err != nil || rp.APIKey != "sk-ant-stored" {
 		t.Fatalf("--provider anthropic must use the stored key: %+v %v", rp, err)
 	}
+	if want := "stored with steward keys set in " + filepath.Join(dir, "secrets.json"); !strings.HasPrefix(rp.KeyFrom, want) || a.KindKeyFrom("anthropic") != rp.KeyFrom {
+		t.Errorf("where the key comes from: %q (kind %q), want %q", rp.KeyFrom, a.KindKeyFrom("anthropic"), want)
+	}
 	env["ANTHROPIC_API_KEY"] = "sk-ant-env"
 	rp, err = a.ResolveProvider(context.Background(), ProviderFlags{Provider: "anthropic"})
-	if err != nil || rp.APIKey != "sk-ant-env" {
+	if err != nil || rp.APIKey != "sk-ant-env" || rp.KeyFrom != "in $ANTHROPIC_API_KEY" {
 		t.Fatalf("the environment comes first: %+v %v", rp, err)
+	}
+	if from := a.KindKeyFrom("groq"); from != "" {
+		t.Errorf("a kind without a key: %q", from)
 	}
 	if _, err := a.ProviderKeyTarget("nosuch"); err == nil {
 		t.Fatal("an unknown provider must be refused")

@@ -223,7 +223,11 @@ func (a *App) embedders(ctx context.Context, cfg mailbox.Config) (mailbox.Embedd
 			key = a.getenv("OPENAI_API_KEY")
 		}
 	}
-	return mailbox.NewEmbedder(*cfg.Embedding, key, a.HTTPClient)
+	client, err := a.providerClient(cfg.Embedding.Provider, cfg.Embedding.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("the embedding provider %s: %w", cfg.Embedding.Model, err)
+	}
+	return mailbox.NewEmbedder(*cfg.Embedding, key, client)
 }
 
 func orgSecretRef(id string) string  { return "org-mailbox::" + id }

@@ -70,10 +70,19 @@ type ResolvedProvider struct {
 	// From says where Steward found it: "flag", "settings", "organization",
 	// "environment", "keys" (stored with `steward keys set`) or "local".
 	From string
+	// KeyFrom says where APIKey came from, for people, never the key: "in
+	// $OPENAI_API_KEY", "stored with steward keys set in the OS keyring",
+	// "from the organization plugin \"Acme\""; "" without a key.
+	KeyFrom string
 	// NotSelfHosted says why a provider of a self-hosted kind counts as a
 	// cloud provider (SchemeName policy.ProviderUnlistedHost): its host is
 	// neither loopback nor private, nor listed by the organization.
 	NotSelfHosted string
+	// LocalOnly is true for a provider that is self-hosted because every
+	// address of its host name was loopback or private when it was
+	// resolved: its connections are made to such addresses only, so a
+	// name that resolves elsewhere later (DNS rebinding) is refused.
+	LocalOnly bool
 }
 
 // ErrNoProvider is returned when no provider can be found; its message is
@@ -105,8 +114,9 @@ func (a *App) ResolveProvider(ctx context.Context, f ProviderFlags) (*ResolvedPr
 		if p, ok := llm.FromEnvironment(a.getenv); ok {
 			k = llm.Kind(p.Kind)
 		}
-		rp = a.fromKind(k, model, f.BaseURL, a.keyFromEnv(k))
-		rp.From = "flag"
+		key, from := a.keyFromEnv(k)
+		rp = a.fromKind(k, model, f.BaseURL, key)
+		rp.From, rp.KeyFrom = "flag", from
 	case a.User.DefaultProvider != "":
 		rp, err = a.providerByName(a.User.DefaultProvider, model, "")
 		if err != nil {
@@ -121,11 +131,13 @@ func (a *App) ResolveProvider(ctx context.Context, f ProviderFlags) (*ResolvedPr
 		rp.From = "organization"
 	default:
 		if p, ok := llm.FromEnvironment(a.getenv); ok {
-			rp = a.fromKind(llm.Kind(p.Kind), model, "", p.APIKey)
-			rp.From = "environment"
+			k := llm.Kind(p.Kind)
+			_, variable := k.APIKeyEnv(a.getenv)
+			rp = a.fromKind(k, model, "", p.APIKey)
+			rp.From, rp.KeyFrom = "environment", "in $"+variable
 		} else if k, key, ok := a.storedKindKey(); ok {
 			rp = a.fromKind(k, model, "", key)
-			rp.From = "keys"
+			rp.From, rp.KeyFrom = "keys", a.storedKeyFrom(string(k))
 		} else if a.ollamaAnswers(ctx) {
 			rp = a.fromKind(llm.KindOllama, model, "", "")
 			rp.From = "local"
@@ -227,12 +239,12 @@ func (a *App) providerByName(name, model, baseURL string) (*ResolvedProvider, er
 			if !ok {
 				return nil, fmt.Errorf("provider %q has kind %q, which Steward does not know: use one of %s", up.ID, up.Kind, kindList())
 			}
-			key := a.storedKey(up.ID)
+			key, from := a.storedKey(up.ID), a.storedKeyFrom(up.ID)
 			if key == "" {
-				key = a.keyFromEnv(k)
+				key, from = a.keyFromEnv(k)
 			}
 			rp := a.fromKind(k, firstNonEmpty(model, up.Model), firstNonEmpty(baseURL, up.BaseURL), key)
-			rp.ID = up.ID
+			rp.ID, rp.KeyFrom = up.ID, from
 			return rp, nil
 		}
 	}
@@ -240,7 +252,10 @@ func (a *App) providerByName(name, model, baseURL string) (*ResolvedProvider, er
 	if !ok {
 		return nil, fmt.Errorf("--provider %q is neither a provider kind nor a configured provider: use one of %s", name, kindList())
 	}
-	return a.fromKind(k, model, baseURL, a.keyFromEnv(k)), nil
+	key, from := a.keyFromEnv(k)
+	rp := a.fromKind(k, model, baseURL, key)
+	rp.KeyFrom = from
+	return rp, nil
 }
 
 func (a *App) orgProvider(op config.ProviderConfig, model string) (*ResolvedProvider, error) {
@@ -267,14 +282,17 @@ func (a *App) orgProvider(op config.ProviderConfig, model string) (*ResolvedProv
 	if base != "" && (k == llm.KindOllama || k == llm.KindLMStudio || k == llm.KindLlamaCpp || k == llm.KindVLLM) {
 		base = strings.TrimRight(base, "/") + "/v1/"
 	}
-	key := op.APIKey
+	key, from := op.APIKey, fmt.Sprintf("from the organization plugin %q", op.Plugin)
 	if op.AllowUserProvidedAPIKey || key == "" {
-		if v, _, _ := a.Secrets.Get("provider::"+op.ID, "api_key"); v != "" {
-			key = v
+		if v := a.storedKey(op.ID); v != "" {
+			key, from = v, a.storedKeyFrom(op.ID)
 		}
 	}
+	if key == "" {
+		from = ""
+	}
 	rp := a.fromKind(k, firstNonEmpty(model, op.ModelID), base, key)
-	rp.ID = op.ID
+	rp.ID, rp.KeyFrom = op.ID, from
 	rp.Title = op.InstanceName + " (" + rp.Model + ")"
 	if op.AdditionalParameters != "" {
 		extra, err := ParseExtraParameters(op.AdditionalParameters)
@@ -296,12 +314,16 @@ func (a *App) fromKind(k llm.Kind, model, baseURL, key string) *ResolvedProvider
 }
 
 // keyFromEnv finds a kind's key in the environment, then among the keys
-// stored with `steward keys set`.
-func (a *App) keyFromEnv(k llm.Kind) string {
-	if v := k.APIKeyFrom(a.getenv); v != "" {
-		return v
+// stored with `steward keys set`, and says where it came from (see
+// ResolvedProvider.KeyFrom); both are "" when there is none.
+func (a *App) keyFromEnv(k llm.Kind) (key, from string) {
+	if v, variable := k.APIKeyEnv(a.getenv); v != "" {
+		return v, "in $" + variable
 	}
-	return a.storedKey(string(k))
+	if v := a.storedKey(string(k)); v != "" {
+		return v, a.storedKeyFrom(string(k))
+	}
+	return "", ""
 }
 
 // ollamaAnswers probes a local Ollama on its default loopback address.

@@ -62,6 +62,9 @@ CONFIG["LLM_PROVIDERS"][#CONFIG["LLM_PROVIDERS"]+1] = { ["Id"] = "corp", ["Insta
 	if len(a.Org.Providers) != 1 || a.Org.Providers[0].APIKey != "corp-plain-key-7788" {
 		t.Fatalf("the organization's provider did not load: %+v %v", a.Org.Providers, a.Org.Problems)
 	}
+	if rp, err := a.ResolveProvider(context.Background(), ProviderFlags{Provider: "corp"}); err != nil || rp.KeyFrom != `from the organization plugin "IT"` {
+		t.Fatalf("where the organization's key comes from: %v %+v", err, rp)
+	}
 	if got := set.String("corp-plain-key-7788 " + enc + " bkw1wA2amsn0En41WFGHj0i/3lBvXS7ar8Rum8/BvV4="); got != redact.Mask+" "+enc+" "+redact.Mask {
 		t.Fatalf("the organization's provider key and secret are not redacted: %q", got)
 	}

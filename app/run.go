@@ -137,7 +137,11 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 		}
 		req.Messages = append(req.Messages, llm.Message{Role: llm.Role(m.Role), Text: text})
 	}
-	adapter, err := newAdapter(p.Provider, req, &llm.Transport{Client: a.HTTPClient, OnRetry: a.onRetry})
+	client, err := a.providerClient(p.SchemeName, p.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	adapter, err := newAdapter(p.Provider, req, &llm.Transport{Client: client, OnRetry: a.onRetry})
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +169,7 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 		ProviderName:       p.Title,
 		DataSourceSources:  passageSources,
 		ReturnedAddresses:  chat.ReturnedAddresses,
-		FilterError:        a.filterError,
+		FilterError:        a.FilterToolError,
 		Mailboxes:          a.mailboxName,
 		Logger:             a.Logger,
 	}, sink)
@@ -187,9 +191,12 @@ func (a *App) Answer(ctx context.Context, t *chat.Thread, p *ResolvedProvider, t
 	return res, runErr
 }
 
-// filterError runs the error text of a failed or blocked call through the
-// prompt-injection filter: it may quote what a server sent.
-func (a *App) filterError(ctx context.Context, toolID, text string) string {
+// FilterToolError runs the error text of a failed call through the
+// prompt-injection filter: it may quote what a server sent. Every
+// surface that runs tools passes it as loop.RunContext.FilterError (a
+// chat, `steward mcp serve`), so an error text reaches a model the same
+// way wherever the call ran.
+func (a *App) FilterToolError(ctx context.Context, toolID, text string) string {
 	src := guard.Source{Kind: guard.WebContent, Label: "the error of " + toolID}
 	return a.Filter().FilterText(ctx, src, text).Text
 }

@@ -236,13 +236,34 @@ func (a *App) sourceEmbedding(src datasource.Source) (*embed.Config, error) {
 	return e, nil
 }
 
-// sourceEmbedder builds the embedding client of a local source.
-func (a *App) sourceEmbedder(ctx context.Context, src datasource.Source) (embed.Embedder, error) {
+// sourceEmbedder builds the embedding client of a local source, the only
+// way Steward gets one, and only when the provider may receive the
+// source's documents and queries: when the organization's scheme rates it
+// below the source's level (datasource.Source.EmbeddingRefusal), there is
+// no client and refused says why, so the source is indexed and searched by
+// words only. A source without an embedding provider gets nil, nil, nil.
+func (a *App) sourceEmbedder(ctx context.Context, src datasource.Source) (emb embed.Embedder, refused, err error) {
 	e, err := a.sourceEmbedding(src)
 	if err != nil || e == nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return a.embedders(ctx, mailbox.Config{ID: src.ID, Embedding: e})
+	if refused := src.EmbeddingRefusal(a.Org.Scheme(), e.Provider); refused != nil {
+		return nil, refused, nil
+	}
+	emb, err = a.embedders(ctx, mailbox.Config{ID: src.ID, Embedding: e})
+	return emb, nil, err
+}
+
+// SourceEmbeddingRefusal says why a local source's embedding provider may
+// receive neither its documents nor the queries asked of it, or nil when
+// it may (or the source has none, or it does not resolve: indexing says
+// so).
+func (a *App) SourceEmbeddingRefusal(src datasource.Source) error {
+	e, err := a.sourceEmbedding(src)
+	if err != nil || e == nil {
+		return nil
+	}
+	return src.EmbeddingRefusal(a.Org.Scheme(), e.Provider)
 }
 
 // SourceService decides over the data sources and searches them for the
@@ -319,9 +340,14 @@ func (l localIndex) Search(ctx context.Context, src datasource.Source, query str
 	}
 	var emb embed.Embedder
 	if src.Embedding != "" {
-		if emb, err = l.a.sourceEmbedder(ctx, src); err != nil {
+		// A provider the source may not trust gets no query: the search
+		// goes by words (the service told the model why).
+		var refused error
+		if emb, refused, err = l.a.sourceEmbedder(ctx, src); err != nil {
 			emb = nil
 			res.Issues = append(res.Issues, "The embedding provider of this data source could not be used, so it was searched by words only.")
+		} else if refused != nil {
+			l.a.Logger.Info("a data source was searched by words only: its embedding provider does not meet its level", "data_source", src.ID)
 		}
 	}
 	hits, more, err := ix.Search(ctx, src.ID, local.Query{Text: query, Limit: limit, Offset: offset, Embedder: emb})
@@ -571,22 +597,39 @@ func (a *App) RemoveSource(ctx context.Context, id string) error {
 	return nil
 }
 
+// IndexStats is what indexing a local source did.
+type IndexStats struct {
+	local.Stats
+	// EmbeddingRefused says why nothing was embedded although the source
+	// has an embedding provider: the provider does not meet the source's
+	// level under the organization's scheme, so its documents never went
+	// there and the source is indexed for search by words only.
+	EmbeddingRefused string
+}
+
 // IndexSource brings the document index of a local source up to date.
-// Without an embedding provider the index holds words only.
-func (a *App) IndexSource(ctx context.Context, src datasource.Source, progress func(local.Progress)) (local.Stats, error) {
+// Without an embedding provider, or with one the source's level does not
+// let receive its documents, the index holds words only.
+func (a *App) IndexSource(ctx context.Context, src datasource.Source, progress func(local.Progress)) (IndexStats, error) {
 	if !src.Kind.Local() {
-		return local.Stats{}, fmt.Errorf("data source %s is an ERI server: its server indexes it", src.ID)
+		return IndexStats{}, fmt.Errorf("data source %s is an ERI server: its server indexes it", src.ID)
 	}
 	ix, err := a.DocIndex(ctx)
 	if err != nil {
-		return local.Stats{}, err
+		return IndexStats{}, err
 	}
-	emb, err := a.sourceEmbedder(ctx, src)
+	emb, refused, err := a.sourceEmbedder(ctx, src)
 	if err != nil {
-		return local.Stats{}, fmt.Errorf("data source %s: %w", src.ID, err)
+		return IndexStats{}, fmt.Errorf("data source %s: %w", src.ID, err)
 	}
-	return ix.Sync(ctx, local.Spec{ID: src.ID, Path: src.Path, File: src.Kind == datasource.LocalFile, Embedder: emb,
+	var out IndexStats
+	if refused != nil {
+		out.EmbeddingRefused = refused.Error()
+		a.Logger.Warn("documents not embedded: the embedding provider does not meet the data source's level; word search only", "data_source", src.ID, "reason", out.EmbeddingRefused)
+	}
+	out.Stats, err = ix.Sync(ctx, local.Spec{ID: src.ID, Path: src.Path, File: src.Kind == datasource.LocalFile, Embedder: emb,
 		MaxChunkTokens: src.MaxChunkTokens, OverlapTokens: src.ChunkOverlapTokens}, progress)
+	return out, err
 }
 
 // Retrieval says how one turn searched the chat's data sources.

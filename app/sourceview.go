@@ -12,26 +12,30 @@ import (
 // SourceView is a data source as `steward sources list` and the API show
 // it; the usability fields are set only for a chosen provider.
 type SourceView struct {
-	ID                         string       `json:"id"`
-	Name                       string       `json:"name"`
-	Kind                       string       `json:"kind"`
-	Number                     int          `json:"number"`
-	ConfiguredBy               string       `json:"configured_by"`
-	Description                string       `json:"description"`
-	MaxMatches                 int          `json:"max_matches"`
-	LastPage                   int          `json:"last_page"`
-	RequiredProviderConfidence string       `json:"required_provider_confidence"`
-	DataSecurity               string       `json:"data_security"`
-	Path                       string       `json:"path,omitempty"`
-	EmbeddingProvider          string       `json:"embedding_provider,omitempty"`
-	SearchMode                 string       `json:"search_mode"`
-	Address                    string       `json:"address,omitempty"`
-	AuthMethod                 string       `json:"auth_method,omitempty"`
-	RetrievalID                string       `json:"retrieval_id,omitempty"`
-	Index                      *SourceIndex `json:"index,omitempty"`
-	Usable                     *bool        `json:"usable,omitempty"`
-	NotUsableBecause           string       `json:"not_usable_because,omitempty"`
-	NotUsableCode              string       `json:"not_usable_code,omitempty"`
+	ID                         string `json:"id"`
+	Name                       string `json:"name"`
+	Kind                       string `json:"kind"`
+	Number                     int    `json:"number"`
+	ConfiguredBy               string `json:"configured_by"`
+	Description                string `json:"description"`
+	MaxMatches                 int    `json:"max_matches"`
+	LastPage                   int    `json:"last_page"`
+	RequiredProviderConfidence string `json:"required_provider_confidence"`
+	DataSecurity               string `json:"data_security"`
+	Path                       string `json:"path,omitempty"`
+	EmbeddingProvider          string `json:"embedding_provider,omitempty"`
+	SearchMode                 string `json:"search_mode"`
+	// EmbeddingRefused says why a source with an embedding provider is
+	// indexed and searched by words only: the provider does not meet the
+	// source's level under the organization's scheme.
+	EmbeddingRefused string       `json:"embedding_refused,omitempty"`
+	Address          string       `json:"address,omitempty"`
+	AuthMethod       string       `json:"auth_method,omitempty"`
+	RetrievalID      string       `json:"retrieval_id,omitempty"`
+	Index            *SourceIndex `json:"index,omitempty"`
+	Usable           *bool        `json:"usable,omitempty"`
+	NotUsableBecause string       `json:"not_usable_because,omitempty"`
+	NotUsableCode    string       `json:"not_usable_code,omitempty"`
 }
 
 // SourceIndex is what the local index holds of a source.
@@ -48,7 +52,7 @@ type SourceIndex struct {
 }
 
 // SourceViewOf describes a source without its index.
-func SourceViewOf(s datasource.Source) SourceView {
+func (a *App) SourceViewOf(s datasource.Source) SourceView {
 	r := SourceView{ID: s.ID, Name: s.Name, Kind: string(s.Kind), Number: s.Number, ConfiguredBy: "your settings", Description: s.Description,
 		MaxMatches: s.MaxMatches, LastPage: datasource.LastPage(s), RequiredProviderConfidence: s.RequiredConfidence.String(), DataSecurity: s.Security.String(),
 		Path: s.Path, EmbeddingProvider: s.Embedding, RetrievalID: s.RetrievalID}
@@ -69,6 +73,10 @@ func SourceViewOf(s datasource.Source) SourceView {
 		r.SearchMode = "words only"
 	default:
 		r.SearchMode = "meaning and words"
+		if err := a.SourceEmbeddingRefusal(s); err != nil {
+			r.EmbeddingRefused = err.Error()
+			r.SearchMode = "words only, because " + r.EmbeddingRefused
+		}
 	}
 	return r
 }
@@ -106,7 +114,7 @@ func (a *App) SourceViews(ctx context.Context, p *ResolvedProvider) ([]SourceVie
 	sources, problems := a.DataSources()
 	rows := []SourceView{}
 	for _, s := range sources {
-		r := SourceViewOf(s)
+		r := a.SourceViewOf(s)
 		if s.Kind.Local() {
 			if st, err := a.LocalSourceStatus(ctx, s.ID); err == nil {
 				r.Index = SourceIndexOf(st)

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/stewardhq/steward/internal/capped"
 )
 
 // SandboxEnv is the environment variable that makes a program started by
@@ -251,7 +253,9 @@ func (c *ChildProcess) runBatch(ctx context.Context, paths []string, lim Limits,
 	}
 	messages := make(chan message, len(paths)+2)
 	go func() {
-		dec := gob.NewDecoder(&limitedReader{r: stdout, left: maxChildOutput})
+		// io.LimitReader would answer io.EOF, indistinguishable from the
+		// child's end.
+		dec := gob.NewDecoder(&capped.Reader{R: stdout, N: maxChildOutput, Err: errTooLarge})
 		for {
 			var r childReply
 			if err := dec.Decode(&r); err != nil {
@@ -311,26 +315,6 @@ func (c *ChildProcess) runBatch(ctx context.Context, paths []string, lim Limits,
 }
 
 var errTooLarge = errors.New("too much output")
-
-// limitedReader reads at most left bytes, then fails with errTooLarge
-// (io.LimitReader would answer io.EOF, indistinguishable from the child's
-// end).
-type limitedReader struct {
-	r    io.Reader
-	left int64
-}
-
-func (l *limitedReader) Read(p []byte) (int, error) {
-	if l.left <= 0 {
-		return 0, errTooLarge
-	}
-	if int64(len(p)) > l.left {
-		p = p[:l.left]
-	}
-	n, err := l.r.Read(p)
-	l.left -= int64(n)
-	return n, err
-}
 
 func (r childReply) result() runResult {
 	switch r.Kind {

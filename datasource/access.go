@@ -2,6 +2,7 @@ package datasource
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -35,8 +36,15 @@ type Usable struct {
 	// Security is SELF_HOSTED when the source or its ERI server demands it,
 	// else ALLOW_ANY.
 	Security policy.DataSecurity
-	// WordsOnly is true for a local source without an embedding provider.
+	// WordsOnly is true for a local source searched by words only: it has
+	// no embedding provider, or its embedding provider may not receive its
+	// queries (EmbeddingRefused).
 	WordsOnly bool
+	// EmbeddingRefused says why a source with an embedding provider is
+	// searched by words only: the provider does not meet the source's
+	// level under the organization's scheme (Source.EmbeddingRefusal), so
+	// no query goes there. It names levels, never a secret.
+	EmbeddingRefused string
 	// Description is what the model reads about the source: the user's or
 	// organization's text, or an ERI server's own description after the
 	// prompt-injection filter.
@@ -69,13 +77,16 @@ type Refusal struct {
 // source is not usable.
 //
 // A source is usable when the provider meets its confidence, its
-// embedding provider (if any) resolves and meets the confidence too, since
-// it receives the query, a SELF_HOSTED source goes to a trusted provider,
+// embedding provider (if any) resolves, a SELF_HOSTED source goes to a
+// trusted provider,
 // and an ERI server answers its security requirements within the info
 // timeout and allows this provider: ANY lets every provider through,
 // SELF_HOSTED only trusted ones (and makes the source SELF_HOSTED), NONE
-// or no answer none. With automatic selection every usable source counts;
-// otherwise only the selected ones.
+// or no answer none. An embedding provider that does not meet the source's
+// level receives no query (it would see what the model asks about the
+// source): the source is usable by words only, with EmbeddingRefused
+// saying why, as a mailbox is. With automatic selection every usable
+// source counts; otherwise only the selected ones.
 func (s *Service) Usable(ctx context.Context, p Provider, sel Selection) ([]Usable, []Refusal) {
 	if !s.Enabled() {
 		return nil, nil
@@ -110,18 +121,15 @@ func (s *Service) Usable(ctx context.Context, p Provider, sel Selection) ([]Usab
 		}
 		u := Usable{Source: src, Security: src.Security, Description: src.Description}
 		if src.Kind.Local() {
-			if src.Embedding == "" {
+			var refused *policy.EmbeddingRefusedError
+			switch err := s.EmbeddingRefusal(src); {
+			case src.Embedding == "":
 				u.WordsOnly = true
-			} else {
-				name, err := s.o.EmbeddingProvider(src)
-				if err != nil {
-					refuse(RefusedEmbedding, "its embedding provider cannot be used: "+err.Error())
-					continue
-				}
-				if c := s.o.Scheme.ProviderConfidence(name); !policy.Allows(c, src.RequiredConfidence) {
-					refuse(RefusedEmbedding, fmt.Sprintf("its embedding provider (%s) has confidence %s, below the %s it needs", name, c, src.RequiredConfidence))
-					continue
-				}
+			case errors.As(err, &refused):
+				u.WordsOnly, u.EmbeddingRefused = true, err.Error()
+			case err != nil:
+				refuse(RefusedEmbedding, "its embedding provider cannot be used: "+err.Error())
+				continue
 			}
 			slots[i] = &u
 			continue
@@ -165,6 +173,22 @@ func (s *Service) Usable(ctx context.Context, p Provider, sel Selection) ([]Usab
 		}
 	}
 	return out, refused
+}
+
+// EmbeddingRefusal applies Source.EmbeddingRefusal under the service's
+// scheme: nil when src has no embedding provider or its provider may
+// receive its documents and queries, a *policy.EmbeddingRefusedError when
+// it may not, and the error of Options.EmbeddingProvider when the provider
+// does not resolve.
+func (s *Service) EmbeddingRefusal(src Source) error {
+	if src.Embedding == "" {
+		return nil
+	}
+	name, err := s.o.EmbeddingProvider(src)
+	if err != nil {
+		return err
+	}
+	return src.EmbeddingRefusal(s.o.Scheme, name)
 }
 
 // serverAllows applies an ERI server's security requirements to the

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"unicode/utf16"
 
 	"github.com/stewardhq/steward/datasource/eri"
 	"github.com/stewardhq/steward/guard"
@@ -34,9 +33,12 @@ func LastPage(src Source) int { return tool.LastPage(Window, src.MaxMatches) }
 
 // Issues the model reads about a source's search.
 const (
-	IssueNotSearched   = "This data source could not be searched right now, so its results are missing rather than empty."
-	IssueWordsOnly     = "This data source has no embedding provider and was searched by words only: use the words its documents would contain."
-	IssueSkippedOthers = "Some passages of this data source are not text and were left out."
+	IssueNotSearched = "This data source could not be searched right now, so its results are missing rather than empty."
+	IssueWordsOnly   = "This data source has no embedding provider and was searched by words only: use the words its documents would contain."
+	// IssueEmbeddingRefused is told when the source's embedding provider
+	// may not receive the query.
+	IssueEmbeddingRefused = "This data source was searched by words only: the organization does not trust its embedding provider with what is asked of it. Use the words its documents would contain."
+	IssueSkippedOthers    = "Some passages of this data source are not text and were left out."
 )
 
 // SearchRequest is one search over some sources.
@@ -124,7 +126,10 @@ func (s *Service) searchOne(ctx context.Context, u Usable, req SearchRequest) So
 		}
 		r.HasMore = res.HasMore && page < LastPage(u.Source)
 		r.WordsOnly = res.WordsOnly
-		if u.WordsOnly {
+		switch {
+		case u.EmbeddingRefused != "":
+			r.Issues = append(r.Issues, IssueEmbeddingRefused)
+		case u.WordsOnly:
 			r.Issues = append(r.Issues, IssueWordsOnly)
 		}
 		r.Issues = append(r.Issues, res.Issues...)
@@ -275,7 +280,7 @@ func (s *Service) Assemble(ctx context.Context, results []SourceResult, budget i
 			}
 			more = true
 			p := r.Passages[rank]
-			n := utf16Len(p.Markdown(1))
+			n := tool.UTF16Len(p.Markdown(1))
 			if used+n > 2*budget+4096 {
 				c := a.PerSource[r.Usable.Source.ID]
 				c.LeftOut++
@@ -310,7 +315,7 @@ func (s *Service) Assemble(ctx context.Context, results []SourceResult, budget i
 		if a.Count > 0 {
 			sep = 1
 		}
-		n := utf16Len(block) + sep
+		n := tool.UTF16Len(block) + sep
 		id := results[c.src].Usable.Source.ID
 		pc := a.PerSource[id]
 		if total+n > budget {
@@ -380,17 +385,4 @@ func (s *Service) filterPassages(ctx context.Context, ps []*Passage) {
 			*dests[i] = o.Text
 		}
 	}
-}
-
-// utf16Len is the length of s in UTF-16 code units, as the loop counts.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		if w := utf16.RuneLen(r); w > 0 {
-			n += w
-		} else {
-			n++
-		}
-	}
-	return n
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/stewardhq/steward/guard"
 	"github.com/stewardhq/steward/internal/eritest"
 	"github.com/stewardhq/steward/policy"
+	"github.com/stewardhq/steward/tool"
 )
 
 // fakeLocal is an index in memory: each source's hits, best first.
@@ -151,12 +153,17 @@ func TestWhichSourcesAProviderMayUse(t *testing.T) {
 		}
 	}
 	got, _ = e.svc.Usable(context.Background(), selfHosted, automatic)
-	if ids(got) != "secret,team,localemb,onlyself" {
-		t.Fatalf("a self-hosted HIGH provider may use %s; the HIGH source with a cloud embedder stays out", ids(got))
+	if ids(got) != "secret,team,cloudemb,localemb,onlyself" {
+		t.Fatalf("a self-hosted HIGH provider may use %s", ids(got))
 	}
 	for _, u := range got {
 		if u.Source.ID == "team" && !u.WordsOnly || u.Source.ID == "localemb" && u.WordsOnly {
 			t.Errorf("words only: %+v", u)
+		}
+		// The HIGH source's cloud embedder is below its level: it gets no
+		// query, and the source is searched by words, saying why.
+		if u.Source.ID == "cloudemb" && (!u.WordsOnly || !strings.Contains(u.EmbeddingRefused, "confidence MEDIUM under the organization's scheme, below the HIGH the source requires")) {
+			t.Errorf("cloudemb: %+v", u)
 		}
 	}
 	// The user's selection narrows, never widens.
@@ -179,6 +186,52 @@ func TestWhichSourcesAProviderMayUse(t *testing.T) {
 	e.sources = []Source{eriSource("open", "https://eri.example.org")}
 	if err := e.sources[0].Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEmbeddingProviderMustMeetTheSourcesLevel: a local source's
+// embedding provider receives its documents and queries only when the
+// organization's scheme rates it at the source's level (policy.CheckEmbedding,
+// a data source's level being a minimum); otherwise the source is searched
+// by words and the model is told so. One that does not resolve is no
+// refusal of trust but an error.
+func TestEmbeddingProviderMustMeetTheSourcesLevel(t *testing.T) {
+	mk := func(id, emb string, level policy.Confidence) Source {
+		s := folder(id)
+		s.Embedding, s.RequiredConfidence = emb, level
+		return s
+	}
+	e := newEnv(t)
+	var refused *policy.EmbeddingRefusedError
+	for _, c := range []struct {
+		src     Source
+		refused bool
+	}{
+		{mk("untrusted", "openai:m", policy.Untrusted), false},
+		{mk("unknown", "openai:m", policy.Unknown), false},
+		{mk("medium", "openai:m", policy.Medium), false},
+		{mk("high", "openai:m", policy.High), true},
+		{mk("local-high", "ollama:m", policy.High), false},
+		{mk("none", "", policy.High), false},
+	} {
+		err := e.svc.EmbeddingRefusal(c.src)
+		if (err != nil) != c.refused || (err != nil && !errors.As(err, &refused)) {
+			t.Errorf("%s: %v, want refused %v", c.src.ID, err, c.refused)
+		}
+	}
+	if err := e.svc.EmbeddingRefusal(mk("broken", "nonsense", policy.High)); err == nil || errors.As(err, &refused) {
+		t.Errorf("an embedding provider that does not resolve: %v", err)
+	}
+	high := mk("high", "openai:m", policy.High)
+	e.sources = []Source{high}
+	e.local.hits["high"] = []LocalHit{{Path: "/home/me/high/a.md", Text: "a passage"}}
+	us, _ := e.svc.Usable(context.Background(), selfHosted, automatic)
+	if len(us) != 1 || !us[0].WordsOnly || us[0].EmbeddingRefused == "" {
+		t.Fatalf("usable: %+v", us)
+	}
+	r := e.svc.Search(context.Background(), us, SearchRequest{Query: "q", Page: 1, Provider: selfHosted})[0]
+	if len(r.Passages) != 1 || !slices.Contains(r.Issues, IssueEmbeddingRefused) || slices.Contains(r.Issues, IssueWordsOnly) {
+		t.Fatalf("the model is told why the source was searched by words: %+v", r)
 	}
 }
 
@@ -324,7 +377,7 @@ func TestSearchRoundRobinBudgetAndRequirements(t *testing.T) {
 	}
 
 	// A budget that holds three passages: the rest is counted.
-	three := utf16Len(results[0].Passages[0].Markdown(1)) + utf16Len(results[1].Passages[0].Markdown(2)) + utf16Len(results[0].Passages[1].Markdown(3)) + 2
+	three := tool.UTF16Len(results[0].Passages[0].Markdown(1)) + tool.UTF16Len(results[1].Passages[0].Markdown(2)) + tool.UTF16Len(results[0].Passages[1].Markdown(3)) + 2
 	asm = e.svc.Assemble(context.Background(), e.svc.Search(context.Background(), us, SearchRequest{Query: "q", Page: 1}), three)
 	if asm.Count != 3 || asm.LeftOut != 2 || asm.PerSource["a"].Passages != 2 || asm.PerSource["b"].LeftOut != 1 {
 		t.Fatalf("count %d left out %d per source %v", asm.Count, asm.LeftOut, asm.PerSource)

@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/stewardhq/steward/internal/textcut"
 	"github.com/stewardhq/steward/policy"
 )
 
@@ -194,14 +195,14 @@ func (e *FieldError) Error() string {
 }
 
 func fieldErr(s Source, field, value, allowed string) *FieldError {
-	return &FieldError{SourceID: cutRunes(s.ID, MaxIDChars+10), Field: field, Value: quoteValue(value), Allowed: allowed}
+	return &FieldError{SourceID: textcut.Chars(s.ID, MaxIDChars+10), Field: field, Value: quoteValue(value), Allowed: allowed}
 }
 
 func quoteValue(v string) string {
 	if v == "" {
 		return ""
 	}
-	return strconv.Quote(cutRunes(v, 80))
+	return strconv.Quote(textcut.Chars(v, 80))
 }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
@@ -209,6 +210,21 @@ var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 // ValidID reports whether id may name a data source: 1 to 64 ASCII
 // letters, digits, '_', '.' or '-', starting with a letter or digit.
 func ValidID(id string) bool { return len(id) <= MaxIDChars && idPattern.MatchString(id) }
+
+// EmbeddingRefusal returns nil when the source's embedding provider, whose
+// provider name under the organization's scheme is provider (e.g.
+// "OPEN_AI", "SELF_HOSTED"), may receive its documents and the queries
+// asked of it, and a *policy.EmbeddingRefusedError naming the source's
+// level and the provider's otherwise (policy.CheckEmbedding: the provider
+// has to meet the level as a chat provider has to). Such a source is
+// indexed and searched by words only. A source without an embedding
+// provider sends nothing anywhere: nil.
+func (s Source) EmbeddingRefusal(scheme policy.SchemeConfig, provider string) error {
+	if s.Embedding == "" {
+		return nil
+	}
+	return policy.CheckEmbedding(policy.MinimumLevel, s.RequiredConfidence, scheme.ProviderConfidence(provider))
+}
 
 // Validate checks every field of the source and returns the first that
 // holds a value it must not, as a *FieldError.
@@ -429,16 +445,4 @@ func hasControl(s string, lines bool) bool {
 		}
 	}
 	return false
-}
-
-// cutRunes shortens s to max characters plus "...".
-func cutRunes(s string, max int) string {
-	n := 0
-	for i := range s {
-		if n == max {
-			return s[:i] + "..."
-		}
-		n++
-	}
-	return s
 }

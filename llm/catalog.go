@@ -387,13 +387,20 @@ func (p Provider) WithModel(model string) Provider {
 // environment variables that is set, or "" (always "" for self-hosted
 // kinds, which need none). getenv is usually os.Getenv.
 func (k Kind) APIKeyFrom(getenv func(string) string) string {
+	v, _ := k.APIKeyEnv(getenv)
+	return v
+}
+
+// APIKeyEnv is APIKeyFrom together with the name of the variable the key
+// came from; both are "" when none is set.
+func (k Kind) APIKeyEnv(getenv func(string) string) (key, variable string) {
 	info, _ := k.Info()
 	for _, env := range info.KeyEnv {
 		if v := strings.TrimSpace(getenv(env)); v != "" {
-			return v
+			return v, env
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // FromEnvironment picks the first hosted kind whose API key is set, in

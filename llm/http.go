@@ -158,8 +158,14 @@ func Retryable(status int) bool {
 // Permanent reports whether an error of sending a request cannot get
 // better by sending it again: a malformed address or unsupported scheme, a
 // host name that does not exist, a certificate that does not verify, a TLS
-// handshake with something that speaks no TLS, a refused redirect.
+// handshake with something that speaks no TLS, a refused redirect, or an
+// error that says so itself (a Permanent() bool method returning true,
+// such as a dialer's refusal of an address).
 func Permanent(err error) bool {
+	var says interface{ Permanent() bool }
+	if errors.As(err, &says) && says.Permanent() {
+		return true
+	}
 	var ue *url.Error
 	if errors.As(err, &ue) && ue.Err != nil {
 		msg := ue.Err.Error()

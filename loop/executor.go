@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/stewardhq/steward/chat"
+	"github.com/stewardhq/steward/internal/textcut"
 	"github.com/stewardhq/steward/llm"
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/tool"
@@ -96,11 +95,13 @@ type RunContext struct {
 	// ReturnedAddresses finds the web addresses a result gives the model;
 	// nil means chat.ReturnedAddresses.
 	ReturnedAddresses AddressFinder
-	// FilterError filters the text of a failed or blocked call for prompt
-	// injections before the model sees it (the app passes guard.Filter's);
-	// the text is already cut to MaxErrorChars. An error message carries
-	// what a server sent as often as what the tool wrote. Nil passes the
-	// cut text unfiltered.
+	// FilterError filters the text of a failed call for prompt injections
+	// before the model sees it (the app passes guard.Filter's); the text is
+	// already cut to MaxErrorChars. An error message carries what a server
+	// sent as often as what the tool wrote. Nil passes the cut text
+	// unfiltered. A policy block's message (tool.Blocked) is the tool's own
+	// refusal, returned as written and only cut: a tool that quotes
+	// outside text in one filters it itself, as any content it returns.
 	FilterError ErrorFilter
 	// Logger receives diagnostics; nil discards them. Argument values and
 	// tool results are never logged.
@@ -208,7 +209,10 @@ func Execute(ctx context.Context, call llm.Call, order int, rc RunContext) (Outc
 			return Outcome{Trace: tr}, ctx.Err()
 		}
 		if b, ok := tool.IsBlocked(err); ok {
-			msg := rc.errorText(ctx, tr.ToolID, b.Message)
+			// A policy block is the tool's own words, telling the model
+			// what it may do instead; the filter would take that for an
+			// instruction planted by someone else. It is cut, not filtered.
+			msg := CutErrorText(b.Message)
 			tr.Status, tr.StatusMessage, tr.Result = StatusBlocked, msg, msg
 			return Outcome{Content: msg, Trace: tr}, nil
 		}
@@ -257,31 +261,7 @@ func (rc *RunContext) errorText(ctx context.Context, toolID, text string) string
 // CutErrorText returns text with control characters other than newline and
 // tab replaced by spaces and, when longer than MaxErrorChars characters,
 // cut there with "…", never inside a UTF-8 sequence.
-func CutErrorText(text string) string {
-	if !utf8.ValidString(text) {
-		text = strings.ToValidUTF8(text, "\uFFFD")
-	}
-	text = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' {
-			return r
-		}
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, text)
-	if utf8.RuneCountInString(text) <= MaxErrorChars {
-		return text
-	}
-	n := 0
-	for i := range text {
-		if n == MaxErrorChars-1 {
-			return text[:i] + "…"
-		}
-		n++
-	}
-	return text
-}
+func CutErrorText(text string) string { return textcut.Readable(text, MaxErrorChars, true) }
 
 func findTool(tools []tool.Offered, name string) (tool.Offered, bool) {
 	for _, t := range tools {

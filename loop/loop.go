@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/stewardhq/steward/llm"
 	"github.com/stewardhq/steward/policy"
+	"github.com/stewardhq/steward/tool"
 )
 
 // The limits of one run.
@@ -316,7 +316,7 @@ func (r *run) runCalls(ctx context.Context, calls []llm.Call) error {
 		if !c.Valid {
 			r.res.Calls++
 			r.trace(r.invalidTrace(c))
-			r.res.ResultChars += utf16Len(InvalidCallText)
+			r.res.ResultChars += tool.UTF16Len(InvalidCallText)
 			r.a.RecordToolResult(c.ID, InvalidCallText, true)
 			continue
 		}
@@ -337,7 +337,7 @@ func (r *run) runCalls(ctx context.Context, calls []llm.Call) error {
 			r.cancelRest(calls[i:])
 			return err
 		}
-		r.res.ResultChars += utf16Len(out.Content)
+		r.res.ResultChars += tool.UTF16Len(out.Content)
 		if !out.IsError() {
 			r.sources.addTool(out.Sources)
 		}
@@ -370,19 +370,4 @@ func (r *run) invalidTrace(c llm.Call) Trace {
 		Arguments:     MaskArguments(c.Arguments, sensitive),
 		Result:        InvalidCallText,
 	}
-}
-
-// utf16Len is the length of s in UTF-16 code units, as the limits count.
-func utf16Len(s string) int {
-	n := 0
-	for len(s) > 0 {
-		r, size := utf8.DecodeRuneInString(s)
-		s = s[size:]
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
 }

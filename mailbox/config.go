@@ -153,7 +153,7 @@ func (c Config) EmbeddingRefusal(scheme policy.SchemeConfig) error {
 	if c.Embedding == nil {
 		return nil
 	}
-	return policy.CheckEmbedding(c.RequiredConfidence, scheme.ProviderConfidence(c.Embedding.Provider))
+	return policy.CheckEmbedding(policy.OpenLevelsOnly, c.RequiredConfidence, scheme.ProviderConfidence(c.Embedding.Provider))
 }
 
 // Validate checks a mailbox configuration and says what would be right.

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/stewardhq/steward/internal/textcut"
 )
 
 // ArgumentError refuses one argument the model sent. Its message names the
@@ -39,7 +41,7 @@ func (e *ArgumentError) LogValue() slog.Value {
 	if e.logMessage != "" {
 		return slog.StringValue(e.logMessage)
 	}
-	return slog.StringValue(fmt.Sprintf("argument '%s' was refused", cutChars(e.Argument, echoLimit)))
+	return slog.StringValue(fmt.Sprintf("argument '%s' was refused", textcut.Chars(e.Argument, echoLimit)))
 }
 
 // AsArgumentError reports whether err is, or wraps, an argument refusal.
@@ -62,20 +64,7 @@ func Echo(raw json.RawMessage) string {
 	if json.Compact(&c, raw) == nil {
 		s = c.String()
 	}
-	return cutChars(s, echoLimit)
-}
-
-// cutChars shortens s to max characters plus "..." when it is longer,
-// never inside a character.
-func cutChars(s string, max int) string {
-	n := 0
-	for i := range s {
-		if n == max {
-			return s[:i] + "..."
-		}
-		n++
-	}
-	return s
+	return textcut.Chars(s, echoLimit)
 }
 
 // The expectations a refusal states.
@@ -178,7 +167,7 @@ func ReadArgs(raw json.RawMessage) (*Args, error) {
 		}
 		if _, dup := a.values[name]; dup {
 			return nil, &ArgumentError{Argument: name,
-				Message:    fmt.Sprintf("Argument '%s' was given more than once. Give it once.", cutChars(name, echoLimit)),
+				Message:    fmt.Sprintf("Argument '%s' was given more than once. Give it once.", textcut.Chars(name, echoLimit)),
 				logMessage: "an argument was given more than once"}
 		}
 		a.names = append(a.names, name)
@@ -238,11 +227,11 @@ func (a *Args) RefuseUnknown(known ...string) error {
 		}
 		if len(known) == 0 {
 			return &ArgumentError{Argument: n,
-				Message:    fmt.Sprintf("Argument '%s' is not known: this tool takes no arguments. Leave it out.", cutChars(n, echoLimit)),
+				Message:    fmt.Sprintf("Argument '%s' is not known: this tool takes no arguments. Leave it out.", textcut.Chars(n, echoLimit)),
 				logMessage: "an unknown argument was refused"}
 		}
 		return &ArgumentError{Argument: n,
-			Message:    fmt.Sprintf("Argument '%s' is not known. The known arguments are %s. Leave it out or use one of those.", cutChars(n, echoLimit), strings.Join(known, ", ")),
+			Message:    fmt.Sprintf("Argument '%s' is not known. The known arguments are %s. Leave it out or use one of those.", textcut.Chars(n, echoLimit), strings.Join(known, ", ")),
 			logMessage: "an unknown argument was refused"}
 	}
 	return nil

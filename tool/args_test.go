@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stewardhq/steward/internal/textcut"
 )
 
 func mustArgs(t *testing.T, raw string) *Args {
@@ -444,7 +446,7 @@ func FuzzReadArgs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		a, err := ReadArgs(json.RawMessage(raw))
 		if err != nil {
-			if ae, ok := AsArgumentError(err); ok && !strings.Contains(ae.Message, "'"+cutChars(ae.Argument, echoLimit)+"'") {
+			if ae, ok := AsArgumentError(err); ok && !strings.Contains(ae.Message, "'"+textcut.Chars(ae.Argument, echoLimit)+"'") {
 				t.Fatalf("refusal %q does not name %q", ae.Message, ae.Argument)
 			}
 			return
@@ -517,6 +519,14 @@ func TestRefusalLogsNoValue(t *testing.T) {
 		}
 		if !strings.Contains(buf.String(), "refused") {
 			t.Errorf("the log does not say what happened: %s", buf.String())
+		}
+	}
+}
+
+func TestUTF16Len(t *testing.T) {
+	for s, want := range map[string]int{"": 0, "abc": 3, "Grüße": 5, "日本": 2, "a😀b": 4, "\xff\xfe": 2, "😀\xed\xa0\x80": 5} {
+		if got := UTF16Len(s); got != want {
+			t.Errorf("UTF16Len(%q) = %d, want %d", s, got, want)
 		}
 	}
 }

@@ -20,6 +20,8 @@ import (
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/htmlindex"
 	xunicode "golang.org/x/text/encoding/unicode"
+
+	"github.com/stewardhq/steward/internal/capped"
 )
 
 // kindOf maps a media type (lower case, no parameters) to its content kind;
@@ -72,7 +74,7 @@ func (s *Service) readContent(ctx context.Context, resp *http.Response, final *u
 	}
 	// The wire bytes are capped too, so a stream of empty compressed
 	// members cannot keep the reader busy without producing output.
-	wire := &cappedReader{r: resp.Body, left: maxBytes + 64<<10}
+	wire := &capped.Reader{R: resp.Body, N: maxBytes + 64<<10, Err: ErrTooLarge}
 	body, err := decodedBody(resp.Header, wire)
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {
@@ -163,24 +165,6 @@ func decodedBody(h http.Header, body io.Reader) (io.Reader, error) {
 		}
 	}
 	return r, nil
-}
-
-// cappedReader fails with ErrTooLarge once more than left bytes were read.
-type cappedReader struct {
-	r    io.Reader
-	left int64
-}
-
-func (c *cappedReader) Read(p []byte) (int, error) {
-	if c.left <= 0 {
-		return 0, ErrTooLarge
-	}
-	if int64(len(p)) > c.left {
-		p = p[:c.left]
-	}
-	n, err := c.r.Read(p)
-	c.left -= int64(n)
-	return n, err
 }
 
 // newDeflateReader reads "deflate", which servers send either as zlib

@@ -41,8 +41,7 @@
 // Kerberos through SPNEGO; web/kerberos implements it) when a server
 // challenges with Negotiate, but only on an https hop to the first
 // request's host and port whose addresses are all private and allow-listed
-// (or all public and explicitly allowed), for a HIGH-confidence or trusted
-// provider. A 401 to the signed-in request is ErrSignInRefused.
+// (or all public and explicitly allowed), for a HIGH-confidence provider. A 401 to the signed-in request is ErrSignInRefused.
 //
 // LocalHost decides, from a name lookup alone, whether a host stays on this
 // machine or in a private network (the rule for what counts as a

@@ -1,10 +1,6 @@
 package web
 
-import (
-	"strings"
-	"unicode"
-	"unicode/utf8"
-)
+import "github.com/stewardhq/steward/internal/textcut"
 
 // The longest text from a server an error message of this package quotes,
 // in characters. A server chooses its header lines and content types as
@@ -17,27 +13,7 @@ const (
 // quoteOutside returns text that came from a server for an error message:
 // valid UTF-8, control characters as spaces, at most max characters (the
 // last one "…" when it was cut). The prompt-injection filter still runs
-// over every error text a tool returns (loop.RunContext.FilterError); this
-// only keeps what it has to read short.
-func quoteOutside(s string, max int) string {
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	n := 0
-	for i := range s {
-		if n == max-1 {
-			return s[:i] + "…"
-		}
-		n++
-	}
-	return s
-}
+// over the text of every failed call (loop.RunContext.FilterError); this
+// only keeps what it has to read short. A refusal (BlockedError) never
+// quotes a server.
+func quoteOutside(s string, max int) string { return textcut.Readable(s, max, false) }

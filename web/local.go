@@ -63,8 +63,7 @@ func LocalHost(ctx context.Context, r Resolver, host string) (HostLocality, erro
 	loc := HostLocality{Local: true, Addrs: ips}
 	for _, ip := range ips {
 		switch {
-		case ip.Unmap().IsLoopback():
-		case classify(ip) == classPrivate:
+		case localAddr(ip):
 		case classify(ip) == classPublic:
 			loc.Local, loc.Reason = false, fmt.Sprintf("%s has the public address %s", h.name, ip)
 			return loc, nil

@@ -22,8 +22,8 @@ const (
 	PublicOnly Policy = iota
 	// AllowList additionally reaches a private host for which
 	// Options.IsPrivateHostAllowed reports true, and only when the provider
-	// has HIGH confidence or is trusted by configuration; the page then
-	// requires HIGH. Loopback, link-local and the other never-allowed
+	// has HIGH confidence (an organization's list of trusted providers is
+	// no confidence and does not count); the page then requires HIGH. Loopback, link-local and the other never-allowed
 	// addresses stay refused. read_web_page uses it.
 	AllowList
 	// UserChosen lifts the target restrictions for an address the user
@@ -73,9 +73,6 @@ type Options struct {
 	// ProviderConfidence is the confidence of the provider the page will be
 	// sent to.
 	ProviderConfidence policy.Confidence
-	// ProviderTrusted says the configuration trusts the provider as if it
-	// had HIGH confidence.
-	ProviderTrusted bool
 	// Timeout covers the whole chain of requests and reading the body;
 	// zero means DefaultTimeout.
 	Timeout time.Duration
@@ -92,7 +89,7 @@ type Options struct {
 	// SignIn, when set, is the operating-system sign-in. It is used only
 	// when a server answers a hop with HTTP 401 and a Negotiate challenge,
 	// and only when all of these hold for that hop: the provider has HIGH
-	// confidence or is trusted; the hop is https, on the same scheme, host
+	// confidence; the hop is https, on the same scheme, host
 	// and port as the first request; the host is not a local name; and its
 	// addresses are all private with IsPrivateHostAllowed true for the
 	// host, or all public with IsSignInAllowedForPublicHost true. The hop

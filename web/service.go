@@ -538,7 +538,9 @@ func (s *Service) checkHop(ctx context.Context, c *call, u *url.URL, o Options, 
 				s.log.InfoContext(ctx, "web: refused a private host", "url", RedactURL(&req))
 				return nil, pin{}, ErrPrivateHostNotAllowed
 			}
-			if o.ProviderConfidence < policy.High && !o.ProviderTrusted {
+			// Only a HIGH provider reads an allowed private host; being
+			// listed as trusted for data-source security is no confidence.
+			if o.ProviderConfidence < policy.High {
 				if o.OnPrivateHostBlocked != nil {
 					o.OnPrivateHostBlocked(h.name)
 				}

@@ -40,8 +40,9 @@ func (e *SignInError) Unwrap() error { return e.Err }
 
 // signInPermitted reports whether the hop to hop, whose checked addresses
 // are in p, may carry the operating-system sign-in. All of these must hold
-// (the reference's rule): a SignIn is configured; the provider has HIGH
-// confidence or is trusted; the hop is https, on the scheme, host and port
+// (the reference's rule, without its exception for providers trusted by
+// configuration, which are no more confident for it): a SignIn is
+// configured; the provider has HIGH confidence; the hop is https, on the scheme, host and port
 // of the first request; the host is not a local name; and its addresses are
 // either all private with the host on the private-host allowlist, or all
 // public with the host named by IsSignInAllowedForPublicHost. Loopback,
@@ -51,7 +52,7 @@ func signInPermitted(first, hop *url.URL, p pin, o Options) bool {
 	if o.SignIn == nil || hop.Scheme != "https" {
 		return false
 	}
-	if o.ProviderConfidence < policy.High && !o.ProviderTrusted {
+	if o.ProviderConfidence < policy.High {
 		return false
 	}
 	name := hop.Hostname()

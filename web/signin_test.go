@@ -160,9 +160,6 @@ func TestSignInConditions(t *testing.T) {
 	}{
 		{name: "allowed private host, HIGH", url: intranet + "/protected", opts: high,
 			want: "protected page for intranet.example.com", wantAsked: []string{"intranet.example.com:" + pA + "/protected"}},
-		{name: "trusted provider below HIGH", url: intranet + "/protected",
-			opts: with(high, func(o *Options) { o.ProviderConfidence = policy.Low; o.ProviderTrusted = true }),
-			want: "protected page for intranet.example.com", wantAsked: []string{"intranet.example.com:" + pA + "/protected"}},
 		{name: "no challenge, no sign-in", url: intranet + "/open", opts: high, want: "open page"},
 		{name: "redirect on the same host is signed in again", url: intranet + "/auth-redirect-same", opts: high,
 			want:      "protected page for intranet.example.com",

@@ -287,7 +287,7 @@ func TestSSRFAddressBattery(t *testing.T) {
 			policies = append(policies, struct {
 				name string
 				o    Options
-			}{"allowlist-high", Options{Policy: AllowList, IsPrivateHostAllowed: allowAll, ProviderConfidence: policy.High, ProviderTrusted: true}})
+			}{"allowlist-high", Options{Policy: AllowList, IsPrivateHostAllowed: allowAll, ProviderConfidence: policy.High}})
 		}
 		for _, p := range policies {
 			runs++
@@ -322,8 +322,8 @@ func assertNoEcho(t *testing.T, err error, raw string) {
 }
 
 // TestAllowListPolicy covers the private-host allowlist: an allow-listed
-// private host is read only for HIGH (or trusted) providers and makes the
-// page require HIGH; a host not on the list is refused however trusted the
+// private host is read only for HIGH providers and makes the page require
+// HIGH; a host not on the list is refused however trusted the
 // provider; never-allowed addresses stay refused even when allow-listed.
 func TestAllowListPolicy(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -346,12 +346,11 @@ func TestAllowListPolicy(t *testing.T) {
 		private bool
 	}{
 		{"high", wikiURL, Options{Policy: AllowList, IsPrivateHostAllowed: allow, ProviderConfidence: policy.High}, nil, true},
-		{"trusted-low", wikiURL, Options{Policy: AllowList, IsPrivateHostAllowed: allow, ProviderConfidence: policy.Low, ProviderTrusted: true}, nil, true},
 		{"medium", wikiURL, Options{Policy: AllowList, IsPrivateHostAllowed: allow, ProviderConfidence: policy.Medium}, ErrInsufficientConfidence, true},
 		{"very-low", wikiURL, Options{Policy: AllowList, IsPrivateHostAllowed: allow, ProviderConfidence: policy.VeryLow}, ErrInsufficientConfidence, true},
 		{"not-listed", wikiURL, Options{Policy: AllowList, IsPrivateHostAllowed: allowOnly("other.corp.example"), ProviderConfidence: policy.High}, ErrPrivateHostNotAllowed, true},
 		{"nil-list", wikiURL, Options{Policy: AllowList, ProviderConfidence: policy.High}, ErrPrivateHostNotAllowed, true},
-		{"public-only", wikiURL, Options{Policy: PublicOnly, IsPrivateHostAllowed: allow, ProviderConfidence: policy.High, ProviderTrusted: true}, ErrPrivateHostNotAllowed, true},
+		{"public-only", wikiURL, Options{Policy: PublicOnly, IsPrivateHostAllowed: allow, ProviderConfidence: policy.High}, ErrPrivateHostNotAllowed, true},
 		{"listed-loopback", hostURL(t, srv.URL, "wiki-loop.corp.example", "/"), Options{Policy: AllowList, IsPrivateHostAllowed: allow, ProviderConfidence: policy.High}, ErrNeverAllowedAddress, false},
 		{"listed-metadata", hostURL(t, srv.URL, "wiki-meta.corp.example", "/"), Options{Policy: AllowList, IsPrivateHostAllowed: allow, ProviderConfidence: policy.High}, ErrNeverAllowedAddress, false},
 	}
@@ -628,4 +627,22 @@ func TestSSRFServerBattery(t *testing.T) {
 func net4(host, serverURL string) string {
 	u, _ := url.Parse(serverURL)
 	return host + ":" + u.Port()
+}
+
+// TestAllowListRefusesBelowHighBeforeDialing: "An allowed private host can
+// only be read by a High-confidence provider." A provider below HIGH is
+// refused whatever the trusted lists say, before anything is dialed, and
+// the refusal does not repeat the address.
+func TestAllowListRefusesBelowHighBeforeDialing(t *testing.T) {
+	s := NewService(ServiceOptions{Resolver: batteryResolver(), Dial: testenv.FailDial(t)})
+	const addr = "https://intranet.example/handbook?q=salaries"
+	for _, c := range []policy.Confidence{policy.Medium, policy.Moderate, policy.Low, policy.Unknown, policy.None} {
+		o := Options{Policy: AllowList, IsPrivateHostAllowed: allowOnly("intranet.example"), ProviderConfidence: c}
+		_, err := s.Retrieve(context.Background(), addr, o)
+		if !errors.Is(err, ErrInsufficientConfidence) || !IsBlocked(err) {
+			t.Errorf("%s: %v, want %v", c, err, ErrInsufficientConfidence)
+			continue
+		}
+		assertNoEcho(t, err, addr)
+	}
 }

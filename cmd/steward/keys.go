@@ -37,6 +37,30 @@ func readHidden(e env, name string) (string, error) {
 	return strings.TrimSpace(v), err
 }
 
+// secretArgs checks the arguments of a command that takes NAME [-] and a
+// secret: the secret comes from a hidden prompt, or from stdin after "-",
+// never as an argument. need says what NAME is, what what the secret is.
+func secretArgs(command, need, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return usagef("%s needs %s", command, need)
+		}
+		if len(args) > 2 || len(args) == 2 && args[1] != "-" {
+			return usagef("%s takes %s from a hidden prompt or from stdin with -, never as an argument (it would stay in your shell history and be visible in ps)", command, what)
+		}
+		return nil
+	}
+}
+
+// readSecretArg reads the secret of a command whose arguments secretArgs
+// checked: from stdin after "-", else from a hidden prompt for prompt.
+func readSecretArg(e env, args []string, prompt string) (string, error) {
+	if len(args) == 2 {
+		return readSecret(e.stdin)
+	}
+	return readHidden(e, prompt)
+}
+
 func newKeysCmd(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "keys",
@@ -57,15 +81,7 @@ printed.`,
 		Short: "Store a provider's API key (asked for with the input hidden, or read from stdin with -)",
 		Example: `  steward keys set openai
   printf '%s' "$KEY" | steward keys set anthropic -`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usagef("keys set needs the provider: a kind such as openai or a configured provider's ID")
-			}
-			if len(args) > 2 || len(args) == 2 && args[1] != "-" {
-				return usagef("keys set takes the key from a hidden prompt or from stdin with -, never as an argument (it would stay in your shell history and be visible in ps)")
-			}
-			return nil
-		},
+		Args: secretArgs("keys set", "the provider: a kind such as openai or a configured provider's ID", "the key"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := openApp(cmd, e)
 			if err != nil {
@@ -78,16 +94,11 @@ printed.`,
 			if t.OrgKey {
 				return fmt.Errorf("the organization's plugin supplies the key of %s; a stored key would not be used", t.Title)
 			}
-			var key string
-			if len(args) == 2 {
-				key, err = readSecret(e.stdin)
-				key = strings.TrimSpace(key)
-			} else {
-				key, err = readHidden(e, "API key for "+t.Title)
-			}
+			key, err := readSecretArg(e, args, "API key for "+t.Title)
 			if err != nil {
 				return err
 			}
+			key = strings.TrimSpace(key)
 			if key == "" {
 				return usagef("the key is empty; to remove a stored key run 'steward keys remove %s'", t.Name)
 			}
@@ -175,15 +186,7 @@ read from stdin with -, never taken as an argument. It goes to the OS keyring,
 or where none answers, to a file only you can read.`,
 		Example: `  steward mail set-secret work
   printf '%s' "$IMAP_PASSWORD" | steward mail set-secret work -`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return usagef("mail set-secret needs the mailbox ID (see 'steward mail status')")
-			}
-			if len(args) > 2 || len(args) == 2 && args[1] != "-" {
-				return usagef("mail set-secret takes the secret from a hidden prompt or from stdin with -, never as an argument (it would stay in your shell history and be visible in ps)")
-			}
-			return nil
-		},
+		Args: secretArgs("mail set-secret", "the mailbox ID (see 'steward mail status')", "the secret"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := openApp(cmd, e)
 			if err != nil {
@@ -210,12 +213,7 @@ or where none answers, to a file only you can read.`,
 					return fmt.Errorf("the organization's plugin %q supplies the secret of mailbox %s; a stored one would not be used", m.Plugin, id)
 				}
 			}
-			var secret string
-			if len(args) == 2 {
-				secret, err = readSecret(e.stdin)
-			} else {
-				secret, err = readHidden(e, "password or token for mailbox "+id)
-			}
+			secret, err := readSecretArg(e, args, "password or token for mailbox "+id)
 			if err != nil {
 				return err
 			}

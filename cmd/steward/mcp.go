@@ -151,9 +151,10 @@ Tools of configured MCP servers are not served again.`,
 			}
 			b := mcpserver.New(mcpserver.Options{
 				Registry: a.Registry, Selected: selected, Confidence: conf, ConfidenceFrom: from,
-				Names:   a.MailboxName,
-				Logger:  a.Logger,
-				Version: app.Version,
+				Names:       a.MailboxName,
+				FilterError: a.FilterToolError,
+				Logger:      a.Logger,
+				Version:     app.Version,
 				AfterCall: func(string, string) {
 					for _, r := range a.TakeFilterReports() {
 						if r.Message != "" {

@@ -217,3 +217,60 @@ func TestMailSetSecret(t *testing.T) {
 		t.Fatalf("the secret was not replaced")
 	}
 }
+
+// TestProvidersSaysWhereTheKeyComesFrom: `steward providers` names where
+// each provider's key comes from (an environment variable, a key stored
+// with `steward keys set`, the organization), never the key, and asks for
+// the variable only where no key is found at all.
+func TestProvidersSaysWhereTheKeyComesFrom(t *testing.T) {
+	home := t.TempDir()
+	const anthropicKey, mineKey = "sk-ant-stored-7731", "sk-mine-stored-5520"
+	os.MkdirAll(filepath.Join(home, "config"), 0o700)
+	os.WriteFile(filepath.Join(home, "config", "settings.json"), []byte(`{"version":2,"providers":[{"id":"mine","kind":"groq"}]}`), 0o600)
+	if r := steward(t, home, anthropicKey+"\n", nil, "keys", "set", "anthropic", "-"); r.code != 0 {
+		t.Fatalf("keys set anthropic: %d %s", r.code, r.stderr)
+	}
+	if r := steward(t, home, mineKey+"\n", nil, "keys", "set", "mine", "-"); r.code != 0 {
+		t.Fatalf("keys set mine: %d %s", r.code, r.stderr)
+	}
+	env := []string{"OPENAI_API_KEY=sk-env-9090"}
+	r := steward(t, home, "", env, "providers")
+	if r.code != 0 {
+		t.Fatalf("providers: %d %s", r.code, r.stderr)
+	}
+	lines := map[string]string{}
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			lines[f[0]] = l
+		}
+	}
+	secrets := filepath.Join(home, "config", "secrets.json")
+	for id, want := range map[string]string{
+		"anthropic": "key stored with steward keys set in " + secrets,
+		"mine":      "key stored with steward keys set in " + secrets,
+		"openai":    "key in $OPENAI_API_KEY",
+		"groq":      "no key: set $GROQ_API_KEY or store one with steward keys set groq",
+		"ollama":    "self-hosted, no key needed",
+	} {
+		if !strings.Contains(lines[id], want) {
+			t.Errorf("%s: %q, want %q", id, lines[id], want)
+		}
+	}
+	for _, k := range []string{anthropicKey, mineKey, "sk-env-9090"} {
+		if strings.Contains(r.stdout+r.stderr, k) {
+			t.Errorf("providers printed a key: %s", r.stdout)
+		}
+	}
+	r = steward(t, home, "", env, "providers", "--json")
+	var out struct {
+		Providers []struct{ ID, Key string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("providers --json: %v: %s", err, r.stdout)
+	}
+	for _, p := range out.Providers {
+		if p.ID == "anthropic" && !strings.Contains(p.Key, "stored with steward keys set") {
+			t.Errorf("providers --json: anthropic's key %q", p.Key)
+		}
+	}
+}

@@ -106,7 +106,11 @@ func (n *sourceNotices) report(w io.Writer, r *app.Retrieval) {
 	for _, u := range r.Usable {
 		if u.WordsOnly && !n.wordsOnly[u.Source.ID] {
 			n.wordsOnly[u.Source.ID] = true
-			fmt.Fprintf(w, "[data source] %s has no embedding provider and is searched by words only.\n", u.Source.Name)
+			if u.EmbeddingRefused != "" {
+				fmt.Fprintf(w, "[data source] %s is searched by words only: %s.\n", u.Source.Name, u.EmbeddingRefused)
+			} else {
+				fmt.Fprintf(w, "[data source] %s has no embedding provider and is searched by words only.\n", u.Source.Name)
+			}
 		}
 	}
 	if r.Classic == nil {

@@ -32,9 +32,11 @@ indexed on this machine (words, and meaning with an embedding provider), and
 ERI v1 servers an organization runs. In a chat the model searches them with
 semantic_search, or, where it cannot be offered the tool, every message is
 searched (the classic process). Each source says which providers may see it:
-a confidence level the chat provider and the embedding provider must meet,
-and SELF_HOSTED for sources only self-hosted providers may see. Data sources
-are a preview: switch on PRE_RAG_2024 (see the README).`,
+a confidence level the chat provider and the embedding provider must meet
+(an embedding provider below it gets nothing: the source is indexed and
+searched by words only), and SELF_HOSTED for sources only self-hosted
+providers may see. Data sources are a preview: switch on PRE_RAG_2024 (see
+the README).`,
 		Example: `  steward sources add --id docs --name "Project docs" --folder ~/Documents/project --embedding ollama:nomic-embed-text
   steward sources index docs
   steward sources search "release plan"
@@ -374,7 +376,7 @@ func newSourcesShowCmd(e env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			row := app.SourceViewOf(s)
+			row := a.SourceViewOf(s)
 			out := map[string]any{"data_source": row}
 			var details *datasource.ServerDetails
 			var serverErr error
@@ -543,20 +545,23 @@ Progress goes to stdout (to stderr with --json).`,
 				progressOut = e.stderr
 			}
 			type result struct {
-				ID             string          `json:"id"`
-				Name           string          `json:"name"`
-				Added          int             `json:"added"`
-				Changed        int             `json:"changed"`
-				Removed        int             `json:"removed"`
-				Renamed        int             `json:"renamed"`
-				Unchanged      int             `json:"unchanged"`
-				Chunks         int             `json:"chunks"`
-				Embedded       int             `json:"embedded"`
-				Skipped        []local.Skipped `json:"skipped"`
-				WordsOnly      bool            `json:"words_only"`
-				EmbeddingError string          `json:"embedding_error,omitempty"`
-				Seconds        float64         `json:"seconds"`
-				Error          string          `json:"error,omitempty"`
+				ID        string          `json:"id"`
+				Name      string          `json:"name"`
+				Added     int             `json:"added"`
+				Changed   int             `json:"changed"`
+				Removed   int             `json:"removed"`
+				Renamed   int             `json:"renamed"`
+				Unchanged int             `json:"unchanged"`
+				Chunks    int             `json:"chunks"`
+				Embedded  int             `json:"embedded"`
+				Skipped   []local.Skipped `json:"skipped"`
+				WordsOnly bool            `json:"words_only"`
+				// EmbeddingRefused says why nothing went to the
+				// source's embedding provider.
+				EmbeddingRefused string  `json:"embedding_refused,omitempty"`
+				EmbeddingError   string  `json:"embedding_error,omitempty"`
+				Seconds          float64 `json:"seconds"`
+				Error            string  `json:"error,omitempty"`
 			}
 			results := []result{}
 			failed, wordsOnlyNoted := 0, false
@@ -582,7 +587,8 @@ Progress goes to stdout (to stderr with --json).`,
 				})
 				_ = bar.Finish()
 				r := result{ID: s.ID, Name: s.Name, Added: st.Added, Changed: st.Changed, Removed: st.Removed, Renamed: st.Renamed, Unchanged: st.Unchanged,
-					Chunks: st.Chunks, Embedded: st.Embedded, Skipped: st.Skipped, WordsOnly: s.Embedding == "", EmbeddingError: st.EmbeddingError, Seconds: time.Since(start).Seconds()}
+					Chunks: st.Chunks, Embedded: st.Embedded, Skipped: st.Skipped, WordsOnly: st.WordsOnly || s.Embedding == "", EmbeddingRefused: st.EmbeddingRefused,
+					EmbeddingError: st.EmbeddingError, Seconds: time.Since(start).Seconds()}
 				if r.Skipped == nil {
 					r.Skipped = []local.Skipped{}
 				}
@@ -602,6 +608,9 @@ Progress goes to stdout (to stderr with --json).`,
 						s.Name, files, st.Added, st.Changed, st.Renamed, st.Removed, st.Chunks, st.Embedded, time.Duration(r.Seconds*float64(time.Second)).Round(time.Millisecond), rate)
 					for _, sk := range st.Skipped {
 						fmt.Fprintf(e.stdout, "  skipped %s: %s\n", sk.Path, sk.Reason)
+					}
+					if st.EmbeddingRefused != "" {
+						fmt.Fprintf(e.stderr, "%s: documents were not embedded: %s; search by words works\n", s.Name, st.EmbeddingRefused)
 					}
 					if st.EmbeddingError != "" {
 						fmt.Fprintf(e.stderr, "%s: search by meaning is incomplete for now (%s); search by words works, and the next run embeds the rest\n", s.Name, st.EmbeddingError)

@@ -47,18 +47,23 @@ func (w pagesNet) tweak(t *testing.T) func(*app.Options) {
 func runInProcess(t *testing.T, home string, tweak func(*app.Options), getenv map[string]string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	env := map[string]string{
+	env := inProcessEnv(home)
+	for k, v := range getenv {
+		env[k] = v
+	}
+	code := run(context.Background(), args, env_(strings.NewReader(""), &out, &errb, func(k string) string { return env[k] }, tweak))
+	return out.String(), errb.String(), code
+}
+
+// inProcessEnv is the clean environment of a command run in this process.
+func inProcessEnv(home string) map[string]string {
+	return map[string]string{
 		"HOME":                     home,
 		"STEWARD_CONFIG_DIR":       filepath.Join(home, "config"),
 		"STEWARD_DATA_DIR":         filepath.Join(home, "data"),
 		"STEWARD_NO_OLLAMA_PROBE":  "1",
 		"DBUS_SESSION_BUS_ADDRESS": "disabled:",
 	}
-	for k, v := range getenv {
-		env[k] = v
-	}
-	code := run(context.Background(), args, env_(strings.NewReader(""), &out, &errb, func(k string) string { return env[k] }, tweak))
-	return out.String(), errb.String(), code
 }
 
 func env_(in io.Reader, out, errw io.Writer, getenv func(string) string, tweak func(*app.Options)) env {
@@ -121,6 +126,13 @@ This paragraph is long enough for the extraction to treat it as the main content
 	third, _ := json.Marshal(p.request(2)["messages"])
 	if strings.Contains(string(third), "made-up?q=customer-list\"}") && strings.Count(string(third), "customer-list") > 1 {
 		t.Fatal("the refusal repeated the refused address")
+	}
+	// The model learns why, in the tool's words: a refusal is no content
+	// from outside for the filter to remove.
+	thirdMsgs := p.request(2)["messages"].([]any)
+	refusal := fmt.Sprint(thirdMsgs[len(thirdMsgs)-1].(map[string]any)["content"])
+	if !strings.HasPrefix(refusal, "read_web_page reads only addresses given word for word in this conversation") {
+		t.Fatalf("the model did not get the refusal: %q", refusal)
 	}
 	if len(sources) != 1 || !strings.Contains(fmt.Sprint(sources[0]), fix("http://news.example.com:PORT/article")) {
 		t.Fatalf("sources: %v", sources)

@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/stewardhq/steward/credhttp"
+	"github.com/stewardhq/steward/internal/textcut"
 )
 
 // Default limits of the client.
@@ -265,9 +266,9 @@ func cleanJSONError(err error) string {
 	}
 	msg := err.Error()
 	if strings.HasPrefix(msg, "json: unknown field ") {
-		return "the field " + cut(strings.TrimPrefix(msg, "json: unknown field "), 60) + " is not part of ERI v1"
+		return "the field " + textcut.Chars(strings.TrimPrefix(msg, "json: unknown field "), 60) + " is not part of ERI v1"
 	}
-	return cut(strings.TrimPrefix(msg, "json: "), 120)
+	return textcut.Chars(strings.TrimPrefix(msg, "json: "), 120)
 }
 
 func isRedirect(err error) bool {
@@ -285,7 +286,7 @@ func transportReason(err error) string {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return cut(err.Error(), 200)
+	return textcut.Chars(err.Error(), 200)
 }
 
 // AuthMethods asks which sign-in methods the server offers. The request
@@ -342,7 +343,7 @@ func (c *Client) SignIn(ctx context.Context, methods []AuthScheme) (*Session, er
 	case AuthKerberos:
 		return nil, &Error{Origin: c.origin, Endpoint: "POST /auth", Reason: "Kerberos sign-in is not supported yet; use NONE, USERNAME_PASSWORD or TOKEN"}
 	default:
-		return nil, &Error{Origin: c.origin, Endpoint: "POST /auth", Reason: fmt.Sprintf("sign-in method %q is not part of ERI v1", cut(string(cr.Method), 40))}
+		return nil, &Error{Origin: c.origin, Endpoint: "POST /auth", Reason: fmt.Sprintf("sign-in method %q is not part of ERI v1", textcut.Chars(string(cr.Method), 40))}
 	}
 	if len(methods) > 0 && !offers(methods, cr.Method) {
 		var names []string
@@ -468,16 +469,5 @@ func cleanMessage(s string) string {
 		}
 		return r
 	}, s)
-	return cut(strings.Join(strings.Fields(s), " "), 200)
-}
-
-func cut(s string, max int) string {
-	n := 0
-	for i := range s {
-		if n == max {
-			return s[:i] + "..."
-		}
-		n++
-	}
-	return s
+	return textcut.Chars(strings.Join(strings.Fields(s), " "), 200)
 }

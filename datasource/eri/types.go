@@ -3,6 +3,8 @@ package eri
 import (
 	"fmt"
 	"slices"
+
+	"github.com/stewardhq/steward/internal/textcut"
 )
 
 // AuthMethod is a sign-in method of the spec.
@@ -204,5 +206,5 @@ func checkEnum[T ~string](field string, v T, allowed []T) error {
 	for i, a := range allowed {
 		names[i] = string(a)
 	}
-	return fmt.Errorf("%s is %q, which ERI v1 does not define (allowed: %v)", field, cut(string(v), 40), names)
+	return fmt.Errorf("%s is %q, which ERI v1 does not define (allowed: %v)", field, textcut.Chars(string(v), 40), names)
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"path"
 	"strings"
+
+	"github.com/stewardhq/steward/internal/capped"
 )
 
 // maxZipEntries bounds the members of a ZIP-based document looked at.
@@ -59,26 +61,19 @@ func (z *zipDoc) open(name string) (io.ReadCloser, bool, error) {
 		return nil, true, permanent("a part of the file could not be unpacked", err)
 	}
 	limit := min(z.lim.MaxUnpacked, 4*z.lim.MaxUnpacked-z.unpacked)
-	return &boundedReader{rc: rc, left: limit, name: name, z: z, limit: z.lim.MaxUnpacked}, true, nil
+	return &boundedReader{rc: rc, r: capped.Reader{R: rc, N: limit, Err: errTooLarge{name, z.lim.MaxUnpacked}}, z: z}, true, nil
 }
 
+// boundedReader reads a member within its limit and counts what it
+// unpacked against the document's.
 type boundedReader struct {
-	rc    io.ReadCloser
-	left  int64
-	limit int64
-	name  string
-	z     *zipDoc
+	rc io.ReadCloser
+	r  capped.Reader
+	z  *zipDoc
 }
 
 func (b *boundedReader) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		return 0, errTooLarge{b.name, b.limit}
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
+	n, err := b.r.Read(p)
 	b.z.unpacked += int64(n)
 	return n, err
 }

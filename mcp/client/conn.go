@@ -18,6 +18,7 @@ import (
 
 	"github.com/stewardhq/steward/guard"
 	"github.com/stewardhq/steward/policy"
+	"github.com/stewardhq/steward/redact"
 	"github.com/stewardhq/steward/registry"
 	"github.com/stewardhq/steward/tool"
 )
@@ -56,7 +57,7 @@ type ToolInfo struct {
 type Conn struct {
 	srv  Server
 	opts Options
-	red  *redactor
+	red  *redact.Set
 	log  *slog.Logger
 
 	// expanded transport settings

@@ -15,6 +15,7 @@ import (
 	"github.com/stewardhq/steward/guard"
 	"github.com/stewardhq/steward/internal/mcptest"
 	"github.com/stewardhq/steward/policy"
+	"github.com/stewardhq/steward/redact"
 	"github.com/stewardhq/steward/tool"
 )
 
@@ -150,7 +151,7 @@ func TestHostileServerAsAProcess(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "stopped") || strings.Contains(err.Error(), "hostile-secret-value") {
 		t.Errorf("crash: %v", err)
 	}
-	if strings.Contains(c.Stderr(), "hostile-secret-value") || !strings.Contains(c.Stderr(), "token=***") {
+	if strings.Contains(c.Stderr(), "hostile-secret-value") || !strings.Contains(c.Stderr(), "token="+redact.Mask) {
 		t.Errorf("its standard error is shown without the secret: %q", c.Stderr())
 	}
 	stillWorks("a crash")

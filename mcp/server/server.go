@@ -62,6 +62,11 @@ type Options struct {
 	// Names looks up the mailbox or MCP server named by an outbound
 	// requirement, for the refusal; nil uses the stored name.
 	Names loop.MailboxLookup
+	// FilterError filters the text of a failed call for prompt injections
+	// before the client sees it, as in a chat (the app passes
+	// App.FilterToolError; see loop.RunContext.FilterError); nil passes the
+	// cut text unfiltered.
+	FilterError loop.ErrorFilter
 	// AfterCall, when set, runs after every call, e.g. to tell the user
 	// what the prompt-injection filter removed.
 	AfterCall func(toolID string, status string)
@@ -324,6 +329,7 @@ func (s *session) handler(name string) mcp.ToolHandler {
 			ProviderName:       ClientName,
 			Mailboxes:          s.b.opts.Names,
 			ReturnedAddresses:  chat.ReturnedAddresses,
+			FilterError:        s.b.opts.FilterError,
 			Logger:             s.b.log,
 		})
 		if err != nil {

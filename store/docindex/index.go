@@ -630,17 +630,11 @@ func (x *Index) SetEmbeddings(ctx context.Context, model string, vecs map[int64]
 		return nil
 	}
 	return x.withTx(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO embeddings(chunk_id, model, dim, vector)
-			SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)`)
-		if err != nil {
+		if err := searchindex.StoreVectors(ctx, tx, model, vecs); err != nil {
 			return wrap("set embeddings", err)
 		}
-		defer st.Close()
 		ids := make([]int64, 0, len(vecs))
-		for id, v := range vecs {
-			if _, err := st.ExecContext(ctx, id, model, len(v), searchindex.EncodeVector(v), id); err != nil {
-				return wrap("set embeddings", err)
-			}
+		for id := range vecs {
 			ids = append(ids, id)
 		}
 		list, err := searchindex.JSONList(ids)

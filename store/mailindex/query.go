@@ -446,19 +446,8 @@ func (x *Index) SetEmbeddings(ctx context.Context, model string, vecs map[int64]
 		return nil
 	}
 	return x.withTx(ctx, func(tx *sql.Tx) error {
-		// Vectors live in their own table, so storing one appends a row
-		// there instead of growing (and moving) the chunk's row. A chunk
-		// removed meanwhile gets none.
-		st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO embeddings(chunk_id, model, dim, vector)
-			SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)`)
-		if err != nil {
+		if err := searchindex.StoreVectors(ctx, tx, model, vecs); err != nil {
 			return fmt.Errorf("mailindex: set embeddings: %w", err)
-		}
-		defer st.Close()
-		for id, v := range vecs {
-			if _, err := st.ExecContext(ctx, id, model, len(v), EncodeVector(v), id); err != nil {
-				return fmt.Errorf("mailindex: set embeddings: %w", err)
-			}
 		}
 		return nil
 	})

@@ -2,8 +2,8 @@
 // mail index, store/mailindex, and the document index, store/docindex):
 // SQLite opened in WAL mode with FTS5 and Steward's own tokenizer, schema
 // migrations by PRAGMA user_version, bm25 with the counts of common words
-// kept apart, vectors held in memory in blocks and compared by exact
-// cosine, a top-k heap, reciprocal rank fusion, batched FTS5 writes and
+// kept apart, vectors stored beside the chunks (VectorSchema, StoreVectors),
+// held in memory in blocks and compared by exact cosine, a top-k heap, reciprocal rank fusion, batched FTS5 writes and
 // the readers of ID lists.
 //
 // It knows no mail and no document. An index that uses the word machinery

@@ -326,3 +326,23 @@ func (f *FTSBatch) Flush(ctx context.Context, tx *sql.Tx) error {
 	}
 	return nil
 }
+
+// StoreVectors stores, in the table of VectorSchema and within tx, the
+// vector of each chunk in vecs, made with model, in place of one it had. A
+// chunk removed meanwhile gets none. Vectors live in their own table, so
+// storing one appends a row there instead of growing (and moving) the
+// chunk's row.
+func StoreVectors(ctx context.Context, tx *sql.Tx, model string, vecs map[int64][]float32) error {
+	st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO embeddings(chunk_id, model, dim, vector)
+		SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ?)`)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for id, v := range vecs {
+		if _, err := st.ExecContext(ctx, id, model, len(v), EncodeVector(v), id); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -65,7 +65,6 @@ func (t *Tool) searchPage(ctx context.Context, cfg config, s search, ec tool.Exe
 			return strings.EqualFold(strings.Trim(host, "[]"), strings.Trim(wikiHost, "[]"))
 		},
 		ProviderConfidence: ec.ProviderConfidence,
-		ProviderTrusted:    ec.ProviderTrusted,
 		Timeout:            cfg.timeout,
 		// Runs before every hop, the first request included: a hop to
 		// the login page or out of the wiki is refused before it is

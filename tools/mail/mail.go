@@ -439,25 +439,12 @@ func cut(s string, max int) string {
 	return string(r[:max])
 }
 
-// utf16Len is the length of s in UTF-16 code units.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		if w := utf16.RuneLen(r); w > 0 {
-			n += w
-		} else {
-			n++ // an invalid rune is written as U+FFFD
-		}
-	}
-	return n
-}
-
 // pageOf returns page (from 1) of s in pages of size UTF-16 code units,
 // never splitting a surrogate pair: a border that would fall inside a pair
 // moves one unit back, so the pair opens the next page. lastPage is
 // max(1, ⌈len/size⌉).
 func pageOf(s string, page, size int) (text string, lastPage int) {
-	total := utf16Len(s)
+	total := tool.UTF16Len(s)
 	lastPage = max(1, (total+size-1)/size)
 	// Rune start offsets decide where a border may fall.
 	inside := map[int]bool{}

@@ -218,7 +218,7 @@ func (t *Read) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecCon
 	if m.Encryption != "" {
 		out.Issues = append(out.Issues, "This mail is encrypted: only its header can be read. Say so rather than guess its content.")
 	}
-	page, err := a.Page(max(1, (utf16Len(text)+ReadPageChars-1)/ReadPageChars))
+	page, err := a.Page(max(1, (tool.UTF16Len(text)+ReadPageChars-1)/ReadPageChars))
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -226,7 +226,7 @@ func (t *Read) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecCon
 	out.Page, out.HasMore = page, page < out.LastPage
 	if withHeaders {
 		out.Headers = m.Headers
-		if utf16Len(out.Headers) > MaxHeaders {
+		if tool.UTF16Len(out.Headers) > MaxHeaders {
 			out.Headers, _ = pageOf(out.Headers, 1, MaxHeaders)
 			out.HeadersTruncated = true
 		}

@@ -97,7 +97,7 @@ func Definition() tool.Definition {
 			{Name: SettingAllowedPrivateHosts, Title: "Allowed private hosts", Type: "string",
 				Description: "Hosts on a private network the tool may read, separated by line breaks, commas or semicolons: a host name, an IP address, " +
 					"or *.example.org for every subdomain of example.org (not example.org itself). No scheme, port or path. " +
-					"They are read only for providers with HIGH confidence (or trusted by configuration), and the chat then requires HIGH."},
+					"They are read only for providers with HIGH confidence, however the organization's trusted lists rate a provider, and the chat then requires HIGH."},
 			{Name: SettingFreeAddressChoice, Title: "Free address choice", Type: "string", Default: FreeChoiceOff, Enum: []string{FreeChoiceOff, FreeChoiceOn},
 				Description: "OFF: the model reads only addresses given word for word in the conversation (system prompt, user messages and their documents, tool results). " +
 					"ON: it may also read addresses it chose itself."},
@@ -105,7 +105,7 @@ func Definition() tool.Definition {
 				Description: "OFF: pages are read without signing in. ON: when an allowed private host asks for it, the tool signs in as the user " +
 					"with the operating-system sign-in (Kerberos, the ticket from kinit or the system's login, read from a FILE ticket cache). " +
 					"Only over HTTPS, only to the host and port of the address asked for (never after a redirect to another host), " +
-					"only when all the host's addresses are private and it is on the allowed private hosts, and only for providers with HIGH confidence (or trusted by configuration)."},
+					"only when all the host's addresses are private and it is on the allowed private hosts, and only for providers with HIGH confidence."},
 		}},
 		VisibleIn:                tool.DefaultVisibility(),
 		Activation:               tool.Selection,
@@ -323,7 +323,6 @@ func (t *Tool) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecCon
 		Policy:               web.AllowList,
 		IsPrivateHostAllowed: cfg.isAllowed,
 		ProviderConfidence:   ec.ProviderConfidence,
-		ProviderTrusted:      ec.ProviderTrusted,
 		Timeout:              cfg.timeout,
 		OnPrivateHostBlocked: func(host string) {
 			t.log.Warn("read_web_page: an allowed private host was not read because the provider's confidence is below HIGH",

@@ -202,7 +202,7 @@ func TestExecute(t *testing.T) {
 		{name: "private allowed host, MEDIUM provider", settings: merge(on, allow), confidence: policy.Medium,
 			addr: u("intranet.corp", "/handbook"), want: want{outcome: "blocked", contains: "HIGH confidence"}},
 		{name: "private allowed host, LOW but trusted provider", settings: merge(on, allow), confidence: policy.Low, trusted: true,
-			addr: u("intranet.corp", "/handbook"), want: want{outcome: "ok", high: true}},
+			addr: u("intranet.corp", "/handbook"), want: want{outcome: "blocked", contains: "HIGH confidence"}},
 		{name: "private host not on the allowlist", settings: on, confidence: policy.High,
 			addr: u("intranet.corp", "/handbook"), want: want{outcome: "blocked", contains: "private network"}},
 		{name: "loopback literal", settings: merge(on, allow), confidence: policy.High,
@@ -574,5 +574,55 @@ func TestPageTimeout(t *testing.T) {
 	}
 	if _, blocked := tool.IsBlocked(err); blocked {
 		t.Error("a timeout is a failure, not a block")
+	}
+}
+
+// TestAllowedPrivateHostOnlyForHigh: "An allowed private host can only be
+// read by a High-confidence provider." A provider below HIGH is refused
+// however the organization's trusted lists rate it, the refusal does not
+// repeat the address, and the private host is never dialed.
+func TestAllowedPrivateHostOnlyForHigh(t *testing.T) {
+	t.Parallel()
+	allow := tool.Settings{SettingFreeAddressChoice: FreeChoiceOn, SettingAllowedPrivateHosts: "intranet.corp"}
+	for _, c := range []struct {
+		name       string
+		confidence policy.Confidence
+		trusted    bool
+	}{
+		{"MEDIUM, trusted", policy.Medium, true},
+		{"LOW, trusted", policy.Low, true},
+		{"MEDIUM", policy.Medium, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := newSite(t)
+			s.sim.RefusePrivateDials()
+			var rep webtest.Reports
+			tl := s.tool(t, false, &rep)
+			addr := s.sim.URL("intranet.corp", "/handbook")
+			args, _ := json.Marshal(map[string]string{ArgURL: addr})
+			res, err := tl.Execute(context.Background(), args, tool.ExecContext{
+				Definition: tl.Definition(), Settings: allow, ProviderConfidence: c.confidence, ProviderTrusted: c.trusted, Chat: threadWith("", policy.OutboundRequirement{}),
+			})
+			b, ok := tool.IsBlocked(err)
+			if !ok {
+				t.Fatalf("want a block, got result %s, error %v", res.JSON, err)
+			}
+			checkRefusal(t, b.Message, addr, "HIGH confidence")
+			if n := s.sim.Dials(); n != 0 || s.hits.Load() != 0 {
+				t.Errorf("the private host was dialed %d times and answered %d requests", n, s.hits.Load())
+			}
+		})
+	}
+	// A HIGH provider reads it, and the chat then requires HIGH.
+	s := newSite(t)
+	var rep webtest.Reports
+	tl := s.tool(t, false, &rep)
+	args, _ := json.Marshal(map[string]string{ArgURL: s.sim.URL("intranet.corp", "/handbook")})
+	res, err := tl.Execute(context.Background(), args, tool.ExecContext{
+		Definition: tl.Definition(), Settings: allow, ProviderConfidence: policy.High, Chat: threadWith("", policy.OutboundRequirement{}),
+	})
+	if err != nil || res.RequiredConfidence != policy.High {
+		t.Fatalf("a HIGH provider: %v, requires %s", err, res.RequiredConfidence)
 	}
 }

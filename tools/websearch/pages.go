@@ -262,7 +262,6 @@ func (t *Tool) readPages(ctx context.Context, cfg config, ec tool.ExecContext, c
 			page, err := t.deps.Web.Retrieve(all, s.cand.url, web.Options{
 				Policy:             web.PublicOnly,
 				ProviderConfidence: ec.ProviderConfidence,
-				ProviderTrusted:    ec.ProviderTrusted,
 				Timeout:            cfg.pageTO,
 			})
 			switch {

@@ -299,9 +299,8 @@ func TestRealKDC(t *testing.T) {
 			wantErr: &web.SignInError{}, contains: "expired"},
 		{name: "no sign-in configured", url: at("intranet.example.com"), opts: opts(nil, policy.High),
 			wantErr: &web.StatusError{}, contains: "HTTP 401"},
-		{name: "trusted provider", url: at("intranet.example.com"),
-			opts: func() web.Options { o := opts(signIn, policy.Low); o.ProviderTrusted = true; return o }(),
-			want: "Hello alice@" + testRealm + ", this is the staff handbook."},
+		{name: "a provider below HIGH neither reads nor signs in", url: at("intranet.example.com"), opts: opts(signIn, policy.Medium),
+			wantErr: web.ErrInsufficientConfidence, contains: "HIGH confidence"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -177,13 +177,13 @@ CONFIG["SETTINGS"] = {}
 -- read_web_page.maxContentCharacters (string): The most characters of page content the model receives; longer pages are truncated at a paragraph. A whole number from 1 to 100000 Default: 30000.
 -- CONFIG["SETTINGS"]["read_web_page.maxContentCharacters"] = "30000"
 
--- read_web_page.allowedPrivateHosts (string): Hosts on a private network the tool may read, separated by line breaks, commas or semicolons: a host name, an IP address, or *.example.org for every subdomain of example.org (not example.org itself). No scheme, port or path. They are read only for providers with HIGH confidence (or trusted by configuration), and the chat then requires HIGH Default: none.
+-- read_web_page.allowedPrivateHosts (string): Hosts on a private network the tool may read, separated by line breaks, commas or semicolons: a host name, an IP address, or *.example.org for every subdomain of example.org (not example.org itself). No scheme, port or path. They are read only for providers with HIGH confidence, however the organization's trusted lists rate a provider, and the chat then requires HIGH Default: none.
 -- CONFIG["SETTINGS"]["read_web_page.allowedPrivateHosts"] = ""
 
 -- read_web_page.freeAddressChoice (one of OFF, ON): OFF: the model reads only addresses given word for word in the conversation (system prompt, user messages and their documents, tool results). ON: it may also read addresses it chose itself Default: OFF.
 -- CONFIG["SETTINGS"]["read_web_page.freeAddressChoice"] = "OFF"
 
--- read_web_page.useOsSignIn (one of OFF, ON): OFF: pages are read without signing in. ON: when an allowed private host asks for it, the tool signs in as the user with the operating-system sign-in (Kerberos, the ticket from kinit or the system's login, read from a FILE ticket cache). Only over HTTPS, only to the host and port of the address asked for (never after a redirect to another host), only when all the host's addresses are private and it is on the allowed private hosts, and only for providers with HIGH confidence (or trusted by configuration) Default: OFF.
+-- read_web_page.useOsSignIn (one of OFF, ON): OFF: pages are read without signing in. ON: when an allowed private host asks for it, the tool signs in as the user with the operating-system sign-in (Kerberos, the ticket from kinit or the system's login, read from a FILE ticket cache). Only over HTTPS, only to the host and port of the address asked for (never after a redirect to another host), only when all the host's addresses are private and it is on the allowed private hosts, and only for providers with HIGH confidence Default: OFF.
 -- CONFIG["SETTINGS"]["read_web_page.useOsSignIn"] = "OFF"
 
 -- search_confluence.baseUrl (string): The https address of the Confluence wiki, with its context path: https://wiki.example.org/ or https://intranet.example.org/confluence/ (Data Center), https://example.atlassian.net/wiki/ (Cloud). No user name, query or fragment. Every request and redirect of a search stays below it, and read_web_page may open its pages in a chat restricted after reading mails Default: none.
