@@ -118,17 +118,27 @@
 
   async function openChat(id) {
     showView("chat");
+    // The tool list is about to be redrawn for this chat: it is busy from
+    // now on, not only while its own request runs, so that nobody (a user
+    // or a test) acts on the old list in between.
+    const box = $("tool-list");
+    state.toolLoads++;
+    box.setAttribute("aria-busy", "true");
     try {
-      state.chat = await api("GET", "/api/chats/" + encodeURIComponent(id));
-    } catch (e) {
-      setStatus("Could not open the chat: " + e.message);
-      return;
+      try {
+        state.chat = await api("GET", "/api/chats/" + encodeURIComponent(id));
+      } catch (e) {
+        setStatus("Could not open the chat: " + e.message);
+        return;
+      }
+      history.replaceState(null, "", "#chat=" + encodeURIComponent(id));
+      renderChat();
+      renderChatList();
+      await loadProviders();
+      await loadTools();
+    } finally {
+      if (--state.toolLoads === 0) box.removeAttribute("aria-busy");
     }
-    history.replaceState(null, "", "#chat=" + encodeURIComponent(id));
-    renderChat();
-    renderChatList();
-    await loadProviders();
-    await loadTools();
     if (state.chat.running && !state.streaming) followTurn(id);
   }
 
