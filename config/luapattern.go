@@ -528,12 +528,20 @@ func (m *patMatcher) replacement(repl lua.LValue, s, e int) string {
 	switch r := repl.(type) {
 	case lua.LString, lua.LNumber:
 		news := r.String()
+		if strings.IndexByte(news, '%') < 0 {
+			return news
+		}
 		var b strings.Builder
 		for i := 0; i < len(news); i++ {
-			c := news[i]
-			if c != '%' {
-				b.WriteByte(c)
-				continue
+			// Copy the run up to the next '%' at once: a replacement of
+			// a megabyte must not cost a loop step per byte.
+			if j := strings.IndexByte(news[i:], '%'); j != 0 {
+				if j < 0 {
+					b.WriteString(news[i:])
+					break
+				}
+				b.WriteString(news[i : i+j])
+				i += j
 			}
 			i++
 			if i >= len(news) {

@@ -52,6 +52,9 @@ func TestPatternFunctionsFollowLua51(t *testing.T) {
 		{`string.gsub("x=1, y=2", "(%w+)=(%w+)", function(k, v) return v .. "=" .. k end)`, "1=x, 2=y,2"},
 		{`string.gsub("abc", "^a", "x")`, "xbc,1"},
 		{`string.gsub("aaa", "a", "b", 2)`, "bba,2"},
+		{`string.gsub("ab", "(b)", "pre%%mid%1post")`, "apre%midbpost,1"},
+		{`string.gsub("ab", "b", "%0%0tail")`, "abbtail,1"},
+		{`string.gsub("ab", "b", "x%")`, "ax,1"},
 		{`string.gsub("abc", ".", {a = 1})`, "1bc,3"},
 		{`string.gsub("50%", "%%", "%%%%")`, "50%%,1"},
 	}
