@@ -484,10 +484,40 @@ func (x *Index) Copy(ctx context.Context, sourceID, from, to string, size int64,
 			args []any
 		}{
 			{`INSERT INTO chunks(id, doc_id, src, seq, page, hash) SELECT ? + seq, ?, src, seq, page, hash FROM chunks WHERE doc_id = ?`, []any{next, toID, fromID}},
-			{`INSERT INTO chunks_fts(rowid, text) SELECT ? + c.seq, t.text FROM chunks c JOIN chunks_fts t ON t.rowid = c.id WHERE c.doc_id = ?`, []any{next, fromID}},
 			{`INSERT INTO embeddings(chunk_id, model, dim, vector) SELECT ? + c.seq, e.model, e.dim, e.vector FROM chunks c JOIN embeddings e ON e.chunk_id = c.id WHERE c.doc_id = ?`, []any{next, fromID}},
 		} {
 			if _, err := tx.ExecContext(ctx, q.sql, q.args...); err != nil {
+				return wrap("copy document", err)
+			}
+		}
+		// The texts are read first and written after: an INSERT into
+		// chunks_fts that reads chunks_fts in the same statement leaves
+		// FTS5 reading the table it is changing.
+		rows, err := tx.QueryContext(ctx, `SELECT c.seq, t.text FROM chunks c JOIN chunks_fts t ON t.rowid = c.id WHERE c.doc_id = ? ORDER BY c.seq`, fromID)
+		if err != nil {
+			return wrap("copy document", err)
+		}
+		type text struct {
+			seq  int64
+			text string
+		}
+		var texts []text
+		for rows.Next() {
+			var x text
+			if err := rows.Scan(&x.seq, &x.text); err != nil {
+				rows.Close()
+				return wrap("copy document", err)
+			}
+			texts = append(texts, x)
+		}
+		if err := rows.Close(); err != nil {
+			return wrap("copy document", err)
+		}
+		if err := rows.Err(); err != nil {
+			return wrap("copy document", err)
+		}
+		for _, x := range texts {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts(rowid, text) VALUES(?, ?)`, next+x.seq, x.text); err != nil {
 				return wrap("copy document", err)
 			}
 		}
