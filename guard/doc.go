@@ -12,6 +12,10 @@
 //     then stripped; emoji flag subdivisions stay), zero-width and format
 //     characters (ZWJ and ZWNJ stay inside emoji and joining scripts), bidi
 //     controls (overrides are reported), variation-selector runs;
+//   - terminal control sequences (ESC and C1 introduced: OSC 52 that writes
+//     the clipboard, window titles, screen erasing; see terminal.go), removed
+//     and reported as rule "terminal.control_sequence"; lone control
+//     characters other than whitespace are removed silently;
 //   - fake turns and delimiters (<|im_start|>, [INST], "Human:" at a line
 //     start, "System: you are …" after a sentence break, a tag or a quote,
 //     closing tags of wrappers such as </untrusted>);

@@ -275,7 +275,7 @@ func buildView(s string, sc *scan) *view {
 	for i := 0; i < len(s); {
 		// Fast path: plain ASCII outside any escape, with no invisible run
 		// pending.
-		if c := s[i]; c < utf8.RuneSelf && c != '\\' && c != '&' && len(tags) == 0 && zwRun == 0 && selectors == 0 {
+		if c := s[i]; c < utf8.RuneSelf && c != '\\' && c != '&' && (c >= 0x20 || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') && c != 0x7F && len(tags) == 0 && zwRun == 0 && selectors == 0 {
 			prev = rune(c)
 			v.raw = append(v.raw, c)
 			v.rawStart = append(v.rawStart, int32(i))
@@ -310,6 +310,18 @@ func buildView(s string, sc *scan) *view {
 		}
 		if cls != invSelector {
 			flushSelectors()
+		}
+		if !esc && isTermControl(r) {
+			// A terminal control sequence or character: removed, and a
+			// sequence is reported (see terminal.go).
+			k, what := termSequence(s, i)
+			t := span{i, i + k}
+			sc.remove(t)
+			if what != "" {
+				sc.addInvisible("terminal.control_sequence", t, what)
+			}
+			i += k
+			continue
 		}
 		switch cls {
 		case invTag:

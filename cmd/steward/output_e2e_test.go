@@ -209,8 +209,18 @@ func TestTerminalOutputIsInert(t *testing.T) {
 	check("ask", out)
 	out, _ = onTerminal(t, home, "chats", "show", listFirstChatID(t, home))
 	check("chats show", out)
+	// A fetched page's sequences are the filter's: removed from what the
+	// model would see, and reported.
 	out, _ = onTerminal(t, home, "read", page.URL+"/n.txt")
-	check("read", out)
+	if m := rawControl.FindString(strings.ReplaceAll(out, "\r\n", "\n")); m != "" {
+		t.Errorf("read: the terminal received the control character %q:\n%q", m, out)
+	}
+	if !strings.Contains(out, "Notes Done. end") {
+		t.Errorf("read: the page's control sequences must be removed and its text kept:\n%q", out)
+	}
+	if !strings.Contains(out, "terminal.control_sequence") || !strings.Contains(out, "writes the clipboard") {
+		t.Errorf("read: the filter must report the control sequences:\n%q", out)
+	}
 	out, _ = onTerminal(t, home, "ask", "--json", "--provider", "vllm", "--base-url", p.baseURL(), "hi")
 	if m := rawControl.FindString(strings.ReplaceAll(out, "\r\n", "\n")); m != "" {
 		t.Errorf("ask --json: raw %q in %q", m, out)
