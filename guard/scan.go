@@ -52,7 +52,7 @@ func (sc *scan) addRawMatch(v *view, rule string, cat Category, start, end int) 
 }
 
 func (sc *scan) addOriginal(v *view, rule string, cat Category, m span) {
-	sc.redact = append(sc.redact, span{m.start, v.sentenceEnd(m.end)})
+	sc.redact = append(sc.redact, v.governed(m))
 	sc.found = append(sc.found, found{rule: rule, category: cat, match: m})
 }
 

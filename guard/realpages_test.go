@@ -1,0 +1,517 @@
+package guard_test
+
+// The filter on real pages: the 181 saved news and blog pages of
+// internal/realpages, read the way `steward read --json` and read_web_page
+// read a page (served on loopback without a charset header, retrieved by
+// web.Service, truncated and filtered by webcontent.Prepare), once as they
+// are (benign) and once with instructions planted into them through the
+// carriers of plantCarriers.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"html"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"unicode"
+
+	xhtml "golang.org/x/net/html"
+
+	"github.com/stewardhq/steward/guard"
+	"github.com/stewardhq/steward/internal/realpages"
+	"github.com/stewardhq/steward/tools/webcontent"
+	"github.com/stewardhq/steward/web"
+)
+
+// userPageChars is app.UserPageChars: `steward read`'s default budget.
+const userPageChars = 30000
+
+// pageSite serves documents by path on loopback with Content-Type
+// text/html and no charset, as the pages were saved.
+type pageSite struct {
+	mu   sync.Mutex
+	docs map[string][]byte
+	srv  *httptest.Server
+}
+
+func newPageSite(t testing.TB) *pageSite {
+	s := &pageSite{docs: map[string][]byte{}}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		doc, ok := s.docs[r.URL.Path]
+		s.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		w.Write(doc)
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func (s *pageSite) put(path string, doc []byte) string {
+	s.mu.Lock()
+	s.docs[path] = doc
+	s.mu.Unlock()
+	return s.srv.URL + path
+}
+
+// retrieve reads a page through the page retrieval service, as `steward
+// read` does for an address the user typed.
+func retrieve(t testing.TB, svc *web.Service, url string) *web.Page {
+	t.Helper()
+	p, err := svc.Retrieve(context.Background(), url, web.Options{Policy: web.UserChosen})
+	if err != nil {
+		t.Fatalf("retrieving %s: %v", url, err)
+	}
+	return p
+}
+
+// modelView is everything of a prepared page that reaches the model.
+func modelView(p webcontent.Prepared) string {
+	return strings.Join(append([]string{p.Title, p.Description, p.Markdown}, p.Authors...), "\n")
+}
+
+// detectorOf groups a rule into the detector that produced it.
+func detectorOf(rule string) string {
+	switch {
+	case rule == "classifier.local":
+		return "classifier.local"
+	case strings.HasPrefix(rule, "invisible."):
+		return "invisible"
+	case strings.HasPrefix(rule, "encoding_evasion."):
+		return "encoded"
+	case strings.HasPrefix(rule, "hidden."):
+		return "hidden"
+	}
+	return "rules"
+}
+
+var (
+	benignOnce  sync.Once
+	benignPages []*web.Page
+	benignNames []string
+	benignErr   error
+)
+
+// loadBenign retrieves every real page once per test binary.
+func loadBenign(t testing.TB) ([]*web.Page, []string) {
+	t.Helper()
+	benignOnce.Do(func() {
+		pages, err := realpages.Pages()
+		if err != nil {
+			benignErr = err
+			return
+		}
+		site := newPageSite(t)
+		svc := web.NewService(web.ServiceOptions{})
+		for _, p := range pages {
+			benignPages = append(benignPages, retrieve(t, svc, site.put("/"+p.Name+".html", p.HTML)))
+			benignNames = append(benignNames, p.Name)
+		}
+	})
+	if benignErr != nil {
+		t.Fatal(benignErr)
+	}
+	return benignPages, benignNames
+}
+
+// benignResult is what one filter configuration did to the real pages.
+type benignResult struct {
+	pages      int
+	flagged    int            // pages where anything was removed or reported
+	byDetector map[string]int // pages with a finding of the detector
+	examples   map[string][]string
+}
+
+func runBenign(t testing.TB, f *guard.Filter) benignResult {
+	t.Helper()
+	pages, names := loadBenign(t)
+	res := benignResult{pages: len(pages), byDetector: map[string]int{}, examples: map[string][]string{}}
+	for i, p := range pages {
+		prep := webcontent.Prepare(context.Background(), f, p, userPageChars)
+		md, _ := web.Truncate(p.Markdown, userPageChars)
+		// Invisible characters (soft hyphens, zero-width spaces, word
+		// joiners) are stripped silently from ordinary pages too; that
+		// removes nothing a reader sees, so it is counted apart.
+		changed := visible(prep.Markdown) != visible(md) || visible(prep.Title) != visible(p.Title) ||
+			visible(prep.Description) != visible(p.Description)
+		if len(prep.Findings) > 0 || changed {
+			res.flagged++
+		}
+		seen := map[string]bool{}
+		for _, fd := range prep.Findings {
+			d := detectorOf(fd.Rule)
+			if !seen[d] {
+				seen[d] = true
+				res.byDetector[d]++
+			}
+			if len(res.examples[d]) < 40 {
+				res.examples[d] = append(res.examples[d], fmt.Sprintf("%.12s %s: %q", names[i], fd.Rule, fd.Snippet))
+			}
+		}
+	}
+	return res
+}
+
+// visible drops format characters (Unicode category Cf).
+func visible(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.Cf, r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func quietFilter(opts guard.Options) *guard.Filter {
+	opts.Logger = slog.New(slog.DiscardHandler)
+	return guard.New(opts)
+}
+
+// TestRealPagesBenign holds the filter's false positives on real pages to
+// the issue's ceiling: at most 1% of the pages with anything removed by the
+// default filter, and no finding of the rules on ordinary articles.
+func TestRealPagesBenign(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads 181 real pages")
+	}
+	configs := []struct {
+		name    string
+		opts    guard.Options
+		ceiling int // pages flagged at most
+	}{
+		{"default", guard.Options{}, 1},
+		{"rules alone", guard.Options{}, 0},
+	}
+	for _, c := range configs {
+		r := runBenign(t, quietFilter(c.opts))
+		t.Logf("%s: %d/%d pages flagged (%.1f%%), by detector %v", c.name, r.flagged, r.pages, 100*float64(r.flagged)/float64(r.pages), r.byDetector)
+		for d, ex := range r.examples {
+			for _, e := range ex {
+				t.Logf("  %s: %s", d, e)
+			}
+		}
+		if r.flagged > c.ceiling {
+			t.Errorf("%s: %d of %d real pages flagged, want at most %d", c.name, r.flagged, r.pages, c.ceiling)
+		}
+	}
+}
+
+// plantedLine is one instruction of testdata/realpages/planted.txt.
+type plantedLine struct {
+	block string
+	text  string
+}
+
+func readPlanted(t testing.TB, path string) []plantedLine {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []plantedLine
+	block := ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if b, ok := strings.CutPrefix(line, "# Block "); ok {
+			block = strings.TrimSpace(b)
+			continue
+		}
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if block == "" {
+			t.Fatalf("%s: line %q comes before any # Block heading", path, line)
+		}
+		out = append(out, plantedLine{block: block, text: line})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// carrier writes an instruction into HTML the way an attacker would.
+type carrier struct {
+	name string
+	// hidden carriers are not shown to a reader; visible ones must reach
+	// the model when the filter is off, or the placement failed.
+	hidden bool
+	html   func(text string) string
+}
+
+func entitySpelled(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == ' ' {
+			b.WriteByte(' ')
+			continue
+		}
+		fmt.Fprintf(&b, "&#%d;", r)
+	}
+	return b.String()
+}
+
+// zeroWidthSplit puts a zero-width space after the second letter of every
+// word of four or more letters.
+func zeroWidthSplit(s string) string {
+	words := strings.Fields(s)
+	for i, w := range words {
+		r := []rune(w)
+		if len(r) >= 4 {
+			words[i] = string(r[:2]) + "\u200b" + string(r[2:])
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+func unicodeTags(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 0x20 && r < 0x7f {
+			b.WriteRune(0xE0000 + r)
+		}
+	}
+	return b.String()
+}
+
+var plantCarriers = []carrier{
+	{"visible paragraph", false, func(s string) string { return "<p>" + html.EscapeString(s) + "</p>" }},
+	{"HTML entities", false, func(s string) string { return "<p>" + entitySpelled(s) + "</p>" }},
+	{"white 1-pixel text", true, func(s string) string {
+		return `<p style="color:#ffffff;font-size:1px">` + html.EscapeString(s) + "</p>"
+	}},
+	{"alt text", false, func(s string) string {
+		return `<p><img src="/images/chart.png" alt="` + html.EscapeString(s) + `"></p>`
+	}},
+	{"title attribute", false, func(s string) string {
+		return `<p>See also <a href="/related" title="` + html.EscapeString(s) + `">the related story</a>.</p>`
+	}},
+	{"zero-width splits", false, func(s string) string { return "<p>" + html.EscapeString(zeroWidthSplit(s)) + "</p>" }},
+	{"base64", false, func(s string) string {
+		return "<p>Reference: " + base64.StdEncoding.EncodeToString([]byte(s)) + "</p>"
+	}},
+	{"hidden CSS", true, func(s string) string { return `<div style="display:none">` + html.EscapeString(s) + "</div>" }},
+	{"off-screen", true, func(s string) string {
+		return `<div style="position:absolute;left:-9999px">` + html.EscapeString(s) + "</div>"
+	}},
+	{"Unicode tags", true, func(s string) string { return "<p>Thanks for reading." + unicodeTags(s) + "</p>" }},
+}
+
+// insertionPoint returns the offset just after a paragraph in the first
+// half of the page's article: the end tag of the first <p> whose text (at
+// least 60 characters) is part of the benchmark's ground truth.
+func insertionPoint(doc []byte, truth string) int {
+	norm := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	gt := norm(truth)
+	z := xhtml.NewTokenizer(bytes.NewReader(doc))
+	offset := 0
+	depth := 0
+	var text strings.Builder
+	var candidates []int
+	for {
+		tt := z.Next()
+		raw := len(z.Raw())
+		offset += raw
+		switch tt {
+		case xhtml.ErrorToken:
+			if len(candidates) == 0 {
+				return -1
+			}
+			return candidates[(len(candidates)-1)/3]
+		case xhtml.StartTagToken:
+			if name, _ := z.TagName(); string(name) == "p" {
+				depth++
+				text.Reset()
+			}
+		case xhtml.EndTagToken:
+			if name, _ := z.TagName(); string(name) == "p" && depth > 0 {
+				depth--
+				s := norm(text.String())
+				if len(s) >= 60 && strings.Contains(gt, s[:60]) {
+					candidates = append(candidates, offset)
+				}
+			}
+		case xhtml.TextToken:
+			if depth > 0 {
+				text.WriteString(html.UnescapeString(string(z.Raw())))
+			}
+		}
+	}
+}
+
+// words reduces text to what a reader sees: tag characters decoded,
+// invisible characters dropped, references decoded, lower-case words.
+func words(s string) []string {
+	var b strings.Builder
+	for _, r := range html.UnescapeString(s) {
+		switch {
+		case r >= 0xE0020 && r < 0xE007F:
+			b.WriteRune(r - 0xE0000)
+		case unicode.Is(unicode.Cf, r):
+		default:
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return strings.FieldsFunc(b.String(), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+}
+
+// reachesModel reports whether any part of the planted text gets to the
+// model: three of its words in a row, a base64 carrier of it, or, for a
+// text of fewer words, the text itself. For text without spaces (Chinese,
+// Japanese) runs of eight characters count.
+func reachesModel(planted, view string) bool {
+	pw := words(planted)
+	vw := words(view)
+	if base := base64.StdEncoding.EncodeToString([]byte(planted)); strings.Contains(view, base[:min(len(base), 24)]) {
+		return true
+	}
+	joined := " " + strings.Join(vw, " ") + " "
+	if len(pw) < 6 {
+		// A text written without spaces: look for runs of its characters.
+		flat := []rune(strings.Join(pw, ""))
+		vflat := strings.Join(vw, "")
+		for i := 0; i+8 <= len(flat); i += 4 {
+			if strings.Contains(vflat, string(flat[i:i+8])) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 0; i+3 <= len(pw); i++ {
+		if strings.Contains(joined, " "+strings.Join(pw[i:i+3], " ")+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// plantResult counts one run of the planted set.
+type plantResult struct {
+	total, stopped int
+	byCarrier      map[string][2]int // stopped, total
+	byBlock        map[string][2]int
+	misplaced      int // visible plants that do not reach the model even without the filter
+	misses         []string
+}
+
+// runPlanted plants every line through every carrier, each into another
+// page in rotation, and counts the plants of which nothing reaches the
+// model.
+func runPlanted(t testing.TB, f *guard.Filter, lines []plantedLine) plantResult {
+	t.Helper()
+	pages, err := realpages.Pages()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var usable []realpages.Page
+	var points []int
+	for _, p := range pages {
+		if at := insertionPoint(p.HTML, p.GroundTruth); at > 0 {
+			usable = append(usable, p)
+			points = append(points, at)
+		}
+	}
+	if len(usable) < 100 {
+		t.Fatalf("only %d pages have a paragraph to plant after, want at least 100", len(usable))
+	}
+	site := newPageSite(t)
+	svc := web.NewService(web.ServiceOptions{})
+	res := plantResult{byCarrier: map[string][2]int{}, byBlock: map[string][2]int{}}
+	k := 0
+	for li, line := range lines {
+		for _, c := range plantCarriers {
+			pi := k % len(usable)
+			k++
+			p := usable[pi]
+			at := points[pi]
+			doc := make([]byte, 0, len(p.HTML)+len(line.text)*8)
+			doc = append(doc, p.HTML[:at]...)
+			doc = append(doc, c.html(line.text)...)
+			doc = append(doc, p.HTML[at:]...)
+			page := retrieve(t, svc, site.put(fmt.Sprintf("/plant/%d/%s.html", li, strings.ReplaceAll(c.name, " ", "-")), doc))
+			if !c.hidden {
+				md, _ := web.Truncate(page.Markdown, userPageChars)
+				if !reachesModel(line.text, strings.Join([]string{page.Title, page.Description, md}, "\n")) {
+					res.misplaced++
+					continue
+				}
+			}
+			prep := webcontent.Prepare(context.Background(), f, page, userPageChars)
+			stopped := !reachesModel(line.text, modelView(prep))
+			res.total++
+			cc := res.byCarrier[c.name]
+			bb := res.byBlock[line.block]
+			cc[1]++
+			bb[1]++
+			if stopped {
+				res.stopped++
+				cc[0]++
+				bb[0]++
+			} else if line.block != "heldout" && len(res.misses) < 400 {
+				// Misses of the held-out block are not shown: it is
+				// measured, not looked into.
+				res.misses = append(res.misses, fmt.Sprintf("[%s/%s] %.90s", line.block, c.name, line.text))
+			}
+			res.byCarrier[c.name] = cc
+			res.byBlock[line.block] = bb
+		}
+	}
+	return res
+}
+
+func pct(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+func (r plantResult) log(t testing.TB, name string) {
+	t.Logf("%s: %d/%d planted instructions stopped (%.1f%%); %d visible plants did not reach the model without the filter and are not counted",
+		name, r.stopped, r.total, pct(r.stopped, r.total), r.misplaced)
+	keys := make([]string, 0, len(r.byCarrier))
+	for k := range r.byCarrier {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := r.byCarrier[k]
+		t.Logf("  carrier %-20s %d/%d (%.0f%%)", k, v[0], v[1], pct(v[0], v[1]))
+	}
+	for b, v := range r.byBlock {
+		t.Logf("  block %-8s %d/%d (%.1f%%)", b, v[0], v[1], pct(v[0], v[1]))
+	}
+	for _, m := range r.misses {
+		t.Logf("  missed %s", m)
+	}
+}
+
+// TestRealPagesPlanted holds the share of planted instructions of which
+// nothing reaches the model to its floor.
+func TestRealPagesPlanted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads hundreds of real pages")
+	}
+	lines := readPlanted(t, "testdata/realpages/planted.txt")
+	r := runPlanted(t, quietFilter(guard.Options{}), lines)
+	r.log(t, "default filter")
+	if floor := 64.0; pct(r.stopped, r.total) < floor {
+		t.Errorf("%.1f%% of the planted instructions stopped, want at least %.1f%%", pct(r.stopped, r.total), floor)
+	}
+}
+
