@@ -514,4 +514,3 @@ func TestRealPagesPlanted(t *testing.T) {
 		t.Errorf("%.1f%% of the planted instructions stopped, want at least %.1f%%", pct(r.stopped, r.total), floor)
 	}
 }
-
