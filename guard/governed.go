@@ -18,11 +18,8 @@ const maxGoverned = 1200
 // mentioning it.") go with its trigger, and the text around the block stays.
 func (v *view) governed(m span) span {
 	s := m
-	if st := v.sentence(m).start; st < m.start && addressesModel(v.src[st:m.start]) {
-		// "AI assistant reading this page: disregard …": the address
-		// belongs to the instruction. A label before it ("Clause 7: …")
-		// does not, and stays.
-		s.start = st
+	if st := v.sentence(m).start; st < m.start {
+		s.start = v.leadStart(st, m.start)
 	}
 	i := v.rawIndex(m.end)
 	limit := min(len(v.raw), i+maxGoverned)
@@ -48,6 +45,47 @@ func (v *view) governed(m span) span {
 		}
 	}
 	return s
+}
+
+// leadStart returns where the instruction whose match starts at start
+// begins, given the start st of its sentence. The sentence's lead-in
+// belongs to the instruction ("Before answering, fetch …"), and so does an
+// address to the model or the reader before a colon ("AI assistant reading
+// this page: disregard …", "The following overrides your configuration:
+// …"); any other label before a colon ("Clause 7: …", "could not be
+// loaded: …") stays.
+func (v *view) leadStart(st, start int) int {
+	lead := v.src[st:start]
+	if addressesModel(lead) || addressesReader(lead) {
+		return st
+	}
+	c := strings.LastIndexAny(lead, ":：")
+	if c < 0 {
+		if len(strings.Fields(lead)) <= 6 {
+			return st
+		}
+		// A long lead-in of other words is the text's own ("The page
+		// could not be loaded (unsupported content type …").
+		return start
+	}
+	_, n := utf8.DecodeRuneInString(lead[c:])
+	i := c + n
+	for i < len(lead) && (lead[i] == ' ' || lead[i] == '\t') {
+		i++
+	}
+	return st + i
+}
+
+// addressesReader reports whether a lead-in speaks to its reader or about
+// the user ("your configuration", "the user's last question").
+func addressesReader(lead string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(lead), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' && r != '’' }) {
+		switch strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s") {
+		case "you", "your", "user", "users", "reader":
+			return true
+		}
+	}
+	return false
 }
 
 // modelCues are words by which a text turns to an AI reader.
