@@ -45,7 +45,7 @@ func addressedRules() []regexRule {
 			triggers: []string{"ai", "llm", "llms", "assistant", "assistants", "agent", "agents", "model", "models", "chatbot", "chatbots",
 				"chatgpt", "claude", "gpt", "copilot", "gemini", "tool", "tools"},
 			before: 8, after: 260,
-			re: regexp.MustCompile(`(\b(?:` + aiNames + `|ai tools?|llm agents?)\b[^.!?]{0,60}?\b(?:must|should|need to|are required to|is required to|are instructed to|is instructed to|shall|have to|has to) (?:now |immediately |also |first |instead |always |only )?(?:treat|obey|state|claim|say|reply|respond|answer|write|mention|add|ask|rate|collect|append|include|tell|recommend|call|send|forward|ignore|disregard|forget|reveal|output|print)\b[^.!?]{0,160})`),
+			re:       regexp.MustCompile(`(\b(?:` + aiNames + `|ai tools?|llm agents?)\b[^.!?]{0,60}?\b(?:must|should|need to|are required to|is required to|are instructed to|is instructed to|shall|have to|has to) (?:now |immediately |also |first |instead |always |only )?(?:treat|obey|state|claim|say|reply|respond|answer|write|mention|add|ask|rate|collect|append|include|tell|recommend|call|send|forward|ignore|disregard|forget|reveal|output|print)\b[^.!?]{0,160})`),
 			keywords: regexp.MustCompile(`\b(?:` + thisText + `)`),
 		},
 		{
@@ -60,7 +60,7 @@ func addressedRules() []regexRule {
 			id: "role_override.system_notice", category: RoleOverride,
 			triggers: []string{"system", "admin", "administrator", "developer"}, after: 60,
 			sentenceStart: true,
-			re: regexp.MustCompile(`\b(?:system|admin|administrator|developer)(?: message| prompt| note| notice| update)? ?: ?(?:new (?:policy|policies|directives?|configuration|mode|task|rules?|instructions?)|(?:policy|configuration|instructions?) (?:update|change|override))\b`),
+			re:            regexp.MustCompile(`\b(?:system|admin|administrator|developer)(?: message| prompt| note| notice| update)? ?: ?(?:new (?:policy|policies|directives?|configuration|mode|task|rules?|instructions?)|(?:policy|configuration|instructions?) (?:update|change|override))\b`),
 		},
 		{
 			// "your previous rules no longer apply"
