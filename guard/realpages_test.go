@@ -289,27 +289,42 @@ func unicodeTags(s string) string {
 	return b.String()
 }
 
+// esc escapes text for HTML and writes every non-ASCII character as a
+// numeric reference, so a plant reads the same whatever encoding its page
+// is decoded in (a page saved in Windows-1252 would garble UTF-8 bytes).
+func esc(s string) string {
+	var b strings.Builder
+	for _, r := range html.EscapeString(s) {
+		if r < 0x80 {
+			b.WriteRune(r)
+		} else {
+			fmt.Fprintf(&b, "&#%d;", r)
+		}
+	}
+	return b.String()
+}
+
 var plantCarriers = []carrier{
-	{"visible paragraph", false, func(s string) string { return "<p>" + html.EscapeString(s) + "</p>" }},
+	{"visible paragraph", false, func(s string) string { return "<p>" + esc(s) + "</p>" }},
 	{"HTML entities", false, func(s string) string { return "<p>" + entitySpelled(s) + "</p>" }},
 	{"white 1-pixel text", true, func(s string) string {
-		return `<p style="color:#ffffff;font-size:1px">` + html.EscapeString(s) + "</p>"
+		return `<p style="color:#ffffff;font-size:1px">` + esc(s) + "</p>"
 	}},
 	{"alt text", false, func(s string) string {
-		return `<p><img src="/images/chart.png" alt="` + html.EscapeString(s) + `"></p>`
+		return `<p><img src="/images/chart.png" alt="` + esc(s) + `"></p>`
 	}},
 	{"title attribute", false, func(s string) string {
-		return `<p>See also <a href="/related" title="` + html.EscapeString(s) + `">the related story</a>.</p>`
+		return `<p>See also <a href="/related" title="` + esc(s) + `">the related story</a>.</p>`
 	}},
-	{"zero-width splits", false, func(s string) string { return "<p>" + html.EscapeString(zeroWidthSplit(s)) + "</p>" }},
+	{"zero-width splits", false, func(s string) string { return "<p>" + esc(zeroWidthSplit(s)) + "</p>" }},
 	{"base64", false, func(s string) string {
 		return "<p>Reference: " + base64.StdEncoding.EncodeToString([]byte(s)) + "</p>"
 	}},
-	{"hidden CSS", true, func(s string) string { return `<div style="display:none">` + html.EscapeString(s) + "</div>" }},
+	{"hidden CSS", true, func(s string) string { return `<div style="display:none">` + esc(s) + "</div>" }},
 	{"off-screen", true, func(s string) string {
-		return `<div style="position:absolute;left:-9999px">` + html.EscapeString(s) + "</div>"
+		return `<div style="position:absolute;left:-9999px">` + esc(s) + "</div>"
 	}},
-	{"Unicode tags", true, func(s string) string { return "<p>Thanks for reading." + unicodeTags(s) + "</p>" }},
+	{"Unicode tags", true, func(s string) string { return "<p>Thanks for reading." + esc(unicodeTags(s)) + "</p>" }},
 }
 
 // insertionPoint returns the offset just after a paragraph in the first
@@ -371,29 +386,33 @@ func words(s string) []string {
 }
 
 // reachesModel reports whether any part of the planted text gets to the
-// model: three of its words in a row, a base64 carrier of it, or, for a
-// text of fewer words, the text itself. For text without spaces (Chinese,
-// Japanese) runs of eight characters count.
-func reachesModel(planted, view string) bool {
+// model: three of its words in a row, a base64 carrier of it, or, for text
+// without spaces (Chinese, Japanese), eight of its characters in a row.
+// What the page says without the plant (base) does not count: "in the
+// user's" may stand in the article itself.
+func reachesModel(planted, view, base string) bool {
 	pw := words(planted)
 	vw := words(view)
 	if base := base64.StdEncoding.EncodeToString([]byte(planted)); strings.Contains(view, base[:min(len(base), 24)]) {
 		return true
 	}
 	joined := " " + strings.Join(vw, " ") + " "
+	bw := words(base)
+	bjoined := " " + strings.Join(bw, " ") + " "
+	bflat := strings.Join(bw, "")
 	if len(pw) < 6 {
 		// A text written without spaces: look for runs of its characters.
 		flat := []rune(strings.Join(pw, ""))
 		vflat := strings.Join(vw, "")
 		for i := 0; i+8 <= len(flat); i += 4 {
-			if strings.Contains(vflat, string(flat[i:i+8])) {
+			if strings.Contains(vflat, string(flat[i:i+8])) && !strings.Contains(bflat, string(flat[i:i+8])) {
 				return true
 			}
 		}
 		return false
 	}
 	for i := 0; i+3 <= len(pw); i++ {
-		if strings.Contains(joined, " "+strings.Join(pw[i:i+3], " ")+" ") {
+		if g := " " + strings.Join(pw[i:i+3], " ") + " "; strings.Contains(joined, g) && !strings.Contains(bjoined, g) {
 			return true
 		}
 	}
@@ -431,6 +450,12 @@ func runPlanted(t testing.TB, f *guard.Filter, lines []plantedLine) plantResult 
 	}
 	site := newPageSite(t)
 	svc := web.NewService(web.ServiceOptions{})
+	bases := make([]string, len(usable))
+	for i, p := range usable {
+		page := retrieve(t, svc, site.put("/base/"+p.Name+".html", p.HTML))
+		md, _ := web.Truncate(page.Markdown, userPageChars)
+		bases[i] = strings.Join(append([]string{page.Title, page.Description, md}, page.Authors...), "\n")
+	}
 	res := plantResult{byCarrier: map[string][2]int{}, byBlock: map[string][2]int{}}
 	k := 0
 	for li, line := range lines {
@@ -446,13 +471,13 @@ func runPlanted(t testing.TB, f *guard.Filter, lines []plantedLine) plantResult 
 			page := retrieve(t, svc, site.put(fmt.Sprintf("/plant/%d/%s.html", li, strings.ReplaceAll(c.name, " ", "-")), doc))
 			if !c.hidden {
 				md, _ := web.Truncate(page.Markdown, userPageChars)
-				if !reachesModel(line.text, strings.Join([]string{page.Title, page.Description, md}, "\n")) {
+				if !reachesModel(line.text, strings.Join([]string{page.Title, page.Description, md}, "\n"), bases[pi]) {
 					res.misplaced++
 					continue
 				}
 			}
 			prep := webcontent.Prepare(context.Background(), f, page, userPageChars)
-			stopped := !reachesModel(line.text, modelView(prep))
+			stopped := !reachesModel(line.text, modelView(prep), bases[pi])
 			res.total++
 			cc := res.byCarrier[c.name]
 			bb := res.byBlock[line.block]
