@@ -55,7 +55,10 @@ func (v *view) governed(m span) span {
 // …"); any other label before a colon ("Clause 7: …", "could not be
 // loaded: …") stays.
 func (v *view) leadStart(st, start int) int {
-	lead := v.src[st:start]
+	// Read the lead-in in the readable view, where zero-width characters
+	// and escapes no longer split its words.
+	ra, rb := v.rawIndex(st), v.rawIndex(start)
+	lead := string(v.raw[ra:rb])
 	if addressesModel(lead) || addressesReader(lead) {
 		return st
 	}
@@ -73,7 +76,10 @@ func (v *view) leadStart(st, start int) int {
 	for i < len(lead) && (lead[i] == ' ' || lead[i] == '\t') {
 		i++
 	}
-	return st + i
+	if ra+i >= rb {
+		return start
+	}
+	return int(v.rawStart[ra+i])
 }
 
 // addressesReader reports whether a lead-in speaks to its reader or about
