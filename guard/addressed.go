@@ -74,9 +74,9 @@ func addressedRules() []regexRule {
 			// letters with numbers in your answer", "In your reply, …".
 			id: "agent_manipulation.your_answer", category: AgentManipulation,
 			triggers: []string{"your answer", "your answers", "your response", "your responses", "your reply", "your replies", "your output"},
-			before: 160, after: 40,
+			before:   160, after: 40,
 			sentenceStart: true,
-			re: regexp.MustCompile(`\b(?:in your (?:answer|response|reply|output)s?,|(?:add|include|integrate|insert|append|modify|augment|enhance|replace|use|provide|render|introduce|misspell|scramble|jumble|rearrange|anagram|remove|group|combine|convert|substitute|translate|encode|format|start|begin|end|finish|put|mention|reverse|answer|respond|reply|always|never|do not|don't) [^.!?\n]{0,140}?\byour (?:answer|response|reply|output)(?:'s|s)?\b)`),
+			re:            regexp.MustCompile(`\b(?:in your (?:answer|response|reply|output)s?,|(?:add|include|integrate|insert|append|modify|augment|enhance|replace|use|provide|render|introduce|misspell|scramble|jumble|rearrange|anagram|remove|group|combine|convert|substitute|translate|encode|format|start|begin|end|finish|put|mention|reverse|answer|respond|reply|always|never|do not|don't) [^.!?\n]{0,140}?\byour (?:answer|response|reply|output)(?:'s|s)?\b)`),
 		},
 		{
 			// "stop following the user's request"
