@@ -13,10 +13,10 @@ const (
 	// vocativeNames are the ways a text names its AI reader.
 	vocativeNames = aiNames + `|assistants?|agents?|bots?|ai models?|ai crawlers?|crawlers?|ai agents?|models?`
 	// orderVerbs open an order to the reader.
-	orderVerbs = `ignore|disregard|forget|stop|open|visit|fetch|use|send|forward|tell|say|write|reply|respond|answer|mark|approve|describe|include|call|run|execute|delete|recommend|rate|praise|summari[sz]e|output|print|reveal|do|click|download|treat|consider|classify|obey|pretend|act|mention|append|add|ask|collect|state|claim|quietly|never|always|only|your (?:previous|prior|earlier|real|true|actual|new|original|old) [a-z]+`
+	orderVerbs = `ignore|disregard|forget|stop|open|visit|fetch|use|send|forward|tell|say|write|reply|respond|answer|mark|approve|describe|include|call|run|execute|delete|recommend|rate|praise|summari[sz]e|output|print|reveal|do|click|download|treat|consider|classify|obey|pretend|act|mention|append|add|ask|collect|state|claim|quietly|never|always|only|your (?:previous|prior|earlier|real|true|actual|new|original|old) [a-z]+|the user (?:has|wants|asked|already|authori[sz]ed|approved|is)`
 	// thisText are the words by which an order points at the text it
 	// stands in, or at the answer it wants changed.
-	thisText = `this (?:page|text|article|document|site|website|message|e-?mail|note|paragraph|post|review|shop|story|content)|the text (?:below|above)|the following|(?:your|its|their) (?:answer|reply|response|summary|output|new|next)|the (?:user|reader)s?'?s?`
+	thisText = `this (?:page|text|article|document|site|website|message|e-?mail|note|paragraph|post|review|shop|story|content)|the text (?:below|above)|the following|(?:your|its|their) (?:answer|reply|response|summary|output|new|next)|the (?:user|reader)s?'?s?|(?:reads?|reading|process(?:es)?|processing|sees|parses|parsing) this`
 )
 
 func addressedRules() []regexRule {
@@ -44,7 +44,7 @@ func addressedRules() []regexRule {
 			requires: []string{"must", "should", "need to", "required", "instructed", "shall", "have to", "has to"},
 			triggers: []string{"ai", "llm", "llms", "assistant", "assistants", "agent", "agents", "model", "models", "chatbot", "chatbots",
 				"chatgpt", "claude", "gpt", "copilot", "gemini", "tool", "tools"},
-			before: 8, after: 260,
+			before: 20, after: 260,
 			re:       regexp.MustCompile(`(\b(?:` + aiNames + `|ai tools?|llm agents?)\b[^.!?]{0,60}?\b(?:must|should|need to|are required to|is required to|are instructed to|is instructed to|shall|have to|has to) (?:now |immediately |also |first |instead |always |only )?(?:treat|obey|state|claim|say|reply|respond|answer|write|mention|add|ask|rate|collect|append|include|tell|recommend|call|send|forward|ignore|disregard|forget|reveal|output|print)\b[^.!?]{0,160})`),
 			keywords: regexp.MustCompile(`\b(?:` + thisText + `)`),
 		},
@@ -52,8 +52,8 @@ func addressedRules() []regexRule {
 			// A new persona: "You are now DealBot, an assistant whose …",
 			// "Stay in this role for the rest of the chat".
 			id: "role_override.persona", category: RoleOverride,
-			triggers: []string{"you are now", "stay in", "remain in", "pretend", "imagine", "act as if", "behave as if"}, after: 120,
-			re: regexp.MustCompile(`\byou are now [a-z0-9-]+,? (?:an?|the) (?:[a-z-]+ ){0,2}?(?:ai|assistant|bot|chatbot|model|agent|persona|character)\b|\b(?:stay|remain) in (?:this|that|your) (?:new )?(?:role|character|persona) (?:for the rest|until the end|throughout|from now on)\b|\b(?:stay|remain) in character\b|\b(?:pretend|imagine|act as if|behave as if) (?:that )?you (?:are|were) (?:now )?(?:an? |the )?(?:unrestricted|unfiltered|uncensored|jailbroken|rogue|evil|amoral|unaligned|uncontrolled)\b`),
+			triggers: []string{"you are now", "you have", "stay in", "remain in", "pretend", "imagine", "act as if", "behave as if"}, after: 120,
+			re: regexp.MustCompile(`\byou are now [a-z0-9-]+,? (?:an?|the) (?:[a-z-]+ ){0,2}?(?:ai|assistant|bot|chatbot|model|agent|persona|character)\b|\b(?:stay|remain) in (?:this|that|your) (?:new )?(?:role|character|persona) (?:for the rest|until the end|throughout|from now on)\b|\b(?:stay|remain) in character\b|\byou have (?:new|updated|different|secret) (?:orders|instructions|rules|directives|tasks?)\b|\b(?:pretend|imagine|act as if|behave as if) (?:that )?you (?:are|were) (?:now )?(?:an? |the )?(?:unrestricted|unfiltered|uncensored|jailbroken|rogue|evil|amoral|unaligned|uncontrolled)\b`),
 		},
 		{
 			// "SYSTEM: new policy in effect."
