@@ -40,7 +40,7 @@ var phraseTemplates = []phraseTemplate{
 	// English: jailbreak.
 	{"en", Jailbreak, "{you are now dan|do anything now|dan mode|jailbreak mode|jailbroken mode|unrestricted mode|evil confidant|opposite mode|anti-dan}"},
 	{"en", Jailbreak, "{developer|god|dan|jailbreak} mode {enabled|activated|is now on|on}"},
-	{"en", Jailbreak, "{you have|you've got|there are} no {restrictions|limitations|rules|filters|guidelines|ethical guidelines|content policy}"},
+	{"en", Jailbreak, "{you have|you've got} no {restrictions|limitations|rules|filters|guidelines|ethical guidelines|content policy}"},
 	{"en", Jailbreak, "{respond|answer|reply|act|operate|write} without {any |}{restrictions|filters|censorship|limitations|ethical guidelines|moral guidelines|safety guidelines|refusing|refusals}"},
 	{"en", Jailbreak, "{ignore|forget|disregard|bypass|drop} {your|all|all your|any} {ethical|moral|safety|content} {guidelines|restrictions|constraints|filters|policies|principles|training}"},
 	{"en", Jailbreak, "{without|free from|free of} {any |}{ethical|moral} {restrictions|guidelines|limitations|constraints|boundaries}"},

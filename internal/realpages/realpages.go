@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-//go:embed testdata/ground-truth.json testdata/html/*.html.gz
+//go:embed testdata/ground-truth.json testdata/html/*.html.gz testdata/readability/*.html.gz
 var files embed.FS
 
 // Page is one saved page of the benchmark.
@@ -87,4 +87,29 @@ func gunzip(name string) ([]byte, error) {
 		return nil, fmt.Errorf("realpages: decompressing %s: %w", name, err)
 	}
 	return out, nil
+}
+
+// Readability returns the 95 saved pages of Mozilla Readability's test
+// suite (see testdata/readability/README.md), sorted by Name (the test's
+// directory name). They have no ground truth: GroundTruth and URL are
+// empty.
+func Readability() ([]Page, error) {
+	entries, err := files.ReadDir("testdata/readability")
+	if err != nil {
+		return nil, fmt.Errorf("realpages: listing testdata/readability: %w", err)
+	}
+	var pages []Page
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".html.gz")
+		if !ok {
+			continue
+		}
+		html, err := gunzip(path.Join("testdata/readability", e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		pages = append(pages, Page{Name: name, HTML: html})
+	}
+	sort.Slice(pages, func(i, j int) bool { return pages[i].Name < pages[j].Name })
+	return pages, nil
 }

@@ -34,3 +34,18 @@ func TestPages(t *testing.T) {
 		}
 	}
 }
+
+func TestReadability(t *testing.T) {
+	pages, err := Readability()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) != 95 {
+		t.Fatalf("got %d pages, want 95", len(pages))
+	}
+	for _, p := range pages {
+		if !bytes.Contains(bytes.ToLower(p.HTML), []byte("<body")) && !bytes.Contains(bytes.ToLower(p.HTML), []byte("<p")) {
+			t.Errorf("page %s does not look like HTML: %.80q", p.Name, p.HTML)
+		}
+	}
+}
