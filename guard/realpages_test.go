@@ -42,6 +42,8 @@ type pageSite struct {
 	mu   sync.Mutex
 	docs map[string][]byte
 	srv  *httptest.Server
+	// contentType replaces text/html; set before the first request.
+	contentType string
 }
 
 func newPageSite(t testing.TB) *pageSite {
@@ -54,7 +56,11 @@ func newPageSite(t testing.TB) *pageSite {
 			http.NotFound(w, r)
 			return
 		}
-		w.Header().Set("Content-Type", "text/html")
+		ct := "text/html"
+		if s.contentType != "" {
+			ct = s.contentType
+		}
+		w.Header().Set("Content-Type", ct)
 		w.Write(doc)
 	}))
 	t.Cleanup(s.srv.Close)
@@ -608,3 +614,54 @@ func TestRealPagesPublicAttacks(t *testing.T) {
 		}
 	}
 }
+
+// TestRealPagesDiscussing reads articles about prompt injection (OWASP's
+// LLM01 chapter in twelve languages) as plain-text documents: text that
+// describes attacks and quotes a few. What the filter removes from them is
+// logged per document and held to the measured count.
+func TestRealPagesDiscussing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads twelve documents through the page service")
+	}
+	const dir = "testdata/realpages/owasp-llm01"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := newPageSite(t)
+	site.contentType = "text/plain"
+	svc := web.NewService(web.ServiceOptions{})
+	f := quietFilter(guard.Options{})
+	docs, flagged := 0, 0
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".md") || e.Name() == "LICENSE.md" || e.Name() == "README.md" {
+			continue
+		}
+		raw, err := os.ReadFile(dir + "/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs++
+		p := retrieve(t, svc, site.put("/owasp/"+e.Name(), raw))
+		prep := webcontent.Prepare(context.Background(), f, p, 0)
+		if len(prep.Findings) > 0 {
+			flagged++
+		}
+		for _, fd := range prep.Findings {
+			t.Logf("  %s: %s %q", e.Name(), fd.Rule, fd.Snippet)
+		}
+	}
+	t.Logf("OWASP LLM01: %d/%d documents with something removed", flagged, docs)
+	if docs != 12 {
+		t.Fatalf("%d documents, want 12", docs)
+	}
+	if flagged > discussingCeiling {
+		t.Errorf("%d of %d articles about prompt injection had text removed, want at most %d", flagged, docs, discussingCeiling)
+	}
+}
+
+// discussingCeiling is the count measured once on 3 December 2026, not
+// tuned on: each of the five loses the one sentence that describes an
+// attack in the attack's own words ("instructing it to ignore previous
+// guidelines").
+const discussingCeiling = 5
