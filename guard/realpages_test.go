@@ -448,6 +448,10 @@ type plantResult struct {
 	total, stopped int
 	byCarrier      map[string][2]int // stopped, total
 	byBlock        map[string][2]int
+	// byDetector counts stopped plants by what stopped them: the detector
+	// of a finding (several may share a plant), or "page hiding" when
+	// extraction dropped the plant and the filter saw nothing of it.
+	byDetector map[string]int
 	misplaced      int // visible plants that do not reach the model even without the filter
 	misses         []string
 }
@@ -480,7 +484,7 @@ func runPlanted(t testing.TB, f *guard.Filter, lines []plantedLine) plantResult 
 		md, _ := web.Truncate(page.Markdown, userPageChars)
 		bases[i] = strings.Join(append([]string{page.Title, page.Description, md}, page.Authors...), "\n")
 	}
-	res := plantResult{byCarrier: map[string][2]int{}, byBlock: map[string][2]int{}}
+	res := plantResult{byCarrier: map[string][2]int{}, byBlock: map[string][2]int{}, byDetector: map[string]int{}}
 	k := 0
 	for li, line := range lines {
 		for _, c := range plantCarriers {
@@ -508,6 +512,16 @@ func runPlanted(t testing.TB, f *guard.Filter, lines []plantedLine) plantResult 
 			cc[1]++
 			bb[1]++
 			if stopped {
+				seen := map[string]bool{}
+				for _, fd := range prep.Findings {
+					if d := detectorOf(fd.Rule); !seen[d] {
+						seen[d] = true
+						res.byDetector[d]++
+					}
+				}
+				if len(seen) == 0 {
+					res.byDetector["page hiding"]++
+				}
 				res.stopped++
 				cc[0]++
 				bb[0]++
@@ -533,6 +547,7 @@ func pct(a, b int) float64 {
 func (r plantResult) log(t testing.TB, name string) {
 	t.Logf("%s: %d/%d planted instructions stopped (%.1f%%); %d visible plants did not reach the model without the filter and are not counted",
 		name, r.stopped, r.total, pct(r.stopped, r.total), r.misplaced)
+	t.Logf("  stopped by detector (a plant may count for several): %v", r.byDetector)
 	keys := make([]string, 0, len(r.byCarrier))
 	for k := range r.byCarrier {
 		keys = append(keys, k)
