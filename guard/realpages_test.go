@@ -452,8 +452,8 @@ type plantResult struct {
 	// of a finding (several may share a plant), or "page hiding" when
 	// extraction dropped the plant and the filter saw nothing of it.
 	byDetector map[string]int
-	misplaced      int // visible plants that do not reach the model even without the filter
-	misses         []string
+	misplaced  int // visible plants that do not reach the model even without the filter
+	misses     []string
 }
 
 // runPlanted plants every line through every carrier, each into another
