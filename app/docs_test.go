@@ -244,7 +244,7 @@ CONFIG["SETTINGS"] = {}
 		"DataPromptInjection.ClassifierApiKey":          `sent as "Authorization: Bearer <key>" to the classifier (string, ENC:v1 encrypted). Default: none.|"ENC:v1:..."`,
 		"DataPromptInjection.ClassifierThreshold":       `the classifier score from which a text counts as an injection (string, a number above 0 and at most 1). Default "0.5".|"0.5"`,
 		"DataPromptInjection.ClassifierTimeoutSeconds":  `how long one classifier request may take (string, whole seconds from 1 to 120). Default "10".|"10"`,
-		"DataPromptInjection.UseLocalClassifier":        `run Steward's built-in local classifier after the rules (boolean). Default true.|true`,
+		"DataPromptInjection.UseLocalClassifier":        `run Steward's built-in local classifier after the rules (boolean); off by default, it flags ordinary sentences on about one real page in nine. Default false.|true`,
 		"DataMCP.ClientConfidence":                      `the confidence steward mcp serve gives a connecting MCP client (level); locked, the user may only go lower. Default UNKNOWN.|"LOW"`,
 	}
 	keys := config.AppSettingKeys()

@@ -32,8 +32,8 @@ func (a *App) web() *webParts {
 			o.Logger = a.Logger
 		}
 		w.service = web.NewService(o)
-		classifier, noLocal := a.filterOptions()
-		w.filter = guard.New(guard.Options{Logger: a.Logger, Classifier: classifier, NoLocalClassifier: noLocal,
+		classifier, useLocal := a.filterOptions()
+		w.filter = guard.New(guard.Options{Logger: a.Logger, Classifier: classifier, LocalClassifier: useLocal,
 			Reporter: guard.ReporterFunc(func(r guard.Report) {
 				w.mu.Lock()
 				w.reports = append(w.reports, r)
@@ -79,7 +79,8 @@ func (a *App) ReadUserPage(ctx context.Context, rawURL string, maxChars int) (we
 
 // filterOptions reads the organization's settings of the prompt-injection
 // filter: an external classifier (nil when none is set) and whether the
-// built-in local classifier is off. The plugin loader validated the values.
+// built-in local classifier is on (off unless the organization turns it
+// on). The plugin loader validated the values.
 func (a *App) filterOptions() (*guard.ClassifierOptions, bool) {
 	if a.Org == nil {
 		return nil, false
@@ -92,15 +93,15 @@ func (a *App) filterOptions() (*guard.ClassifierOptions, bool) {
 		}
 		return ""
 	}
-	noLocal := false
+	useLocal := false
 	if m, ok := a.Org.Settings["DataPromptInjection.UseLocalClassifier"]; ok {
 		if b, ok := m.Value.(bool); ok {
-			noLocal = !b
+			useLocal = b
 		}
 	}
 	u := str("DataPromptInjection.ClassifierUrl")
 	if u == "" {
-		return nil, noLocal
+		return nil, useLocal
 	}
 	o := &guard.ClassifierOptions{URL: u}
 	if f, err := strconv.ParseFloat(str("DataPromptInjection.ClassifierThreshold"), 64); err == nil {
@@ -112,5 +113,5 @@ func (a *App) filterOptions() (*guard.ClassifierOptions, bool) {
 	if key := str("DataPromptInjection.ClassifierApiKey"); key != "" {
 		o.Header = http.Header{"Authorization": {"Bearer " + key}}
 	}
-	return o, noLocal
+	return o, useLocal
 }

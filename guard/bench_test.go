@@ -21,7 +21,7 @@ func BenchmarkFilter(b *testing.B) {
 	}
 	for _, mode := range benchModes {
 		b.Run(mode.name, func(b *testing.B) {
-			f := New(Options{Logger: slog.New(slog.DiscardHandler), NoLocalClassifier: mode.noLocal})
+			f := New(Options{Logger: slog.New(slog.DiscardHandler), LocalClassifier: !mode.noLocal})
 			f.FilterText(ctx, Source{Kind: WebContent, Label: "warm-up"}, set[0].text)
 			b.SetBytes(int64(total))
 			b.ResetTimer()
@@ -53,7 +53,7 @@ func BenchmarkFilterLargePage(b *testing.B) {
 	ctx := context.Background()
 	for _, mode := range benchModes {
 		b.Run(mode.name, func(b *testing.B) {
-			f := New(Options{Logger: slog.New(slog.DiscardHandler), NoLocalClassifier: mode.noLocal})
+			f := New(Options{Logger: slog.New(slog.DiscardHandler), LocalClassifier: !mode.noLocal})
 			f.FilterText(ctx, Source{Kind: WebContent, Label: "warm-up"}, "warm up")
 			b.SetBytes(int64(len(page)))
 			b.ResetTimer()

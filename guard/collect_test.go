@@ -12,7 +12,7 @@ import (
 func TestCollectorKeepsConcurrentChatsApart(t *testing.T) {
 	var global []Report
 	var mu sync.Mutex
-	f := New(Options{NoLocalClassifier: true, Reporter: ReporterFunc(func(r Report) {
+	f := New(Options{Reporter: ReporterFunc(func(r Report) {
 		mu.Lock()
 		global = append(global, r)
 		mu.Unlock()

@@ -233,7 +233,7 @@ func regexRules() []regexRule {
 }
 
 func compile() *detectors {
-	d := &detectors{rules: regexRules(), typo: map[string]string{}}
+	d := &detectors{rules: append(regexRules(), addressedRules()...), typo: map[string]string{}}
 	for i := range d.rules {
 		if d.rules[i].before == 0 {
 			d.rules[i].anchored = regexp.MustCompile(`^(?:` + d.rules[i].re.String() + `)`)

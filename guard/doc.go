@@ -36,25 +36,27 @@
 // automaton, about 10 MB) are built when the first text is filtered, once
 // per process, and shared by every Filter.
 //
-// What it finds is neutralized: a suspicious span (to the end of its
-// sentence) is replaced by Marker, an invisible carrier is removed silently,
-// and the rest of the text stays. The filter never rejects content. Findings
-// are reported to the user once per action through a Reporter (see
-// Filter.BeginAction).
+// What it finds is neutralized: an instruction is replaced by Marker from
+// the start of its sentence (with the words that address the model) to the
+// end of its block (a line of Markdown, or wrapped lines of one
+// paragraph), an encoded carrier whole, an invisible carrier is removed
+// silently, and the rest of the text stays. The filter never rejects
+// content. Findings are reported to the user once per action through a
+// Reporter (see Filter.BeginAction).
 //
-// A local classifier runs on every text after the rules (it can be turned
-// off with Options.NoLocalClassifier, and Options.LocalClassifierThreshold
-// trades its recall for fewer false positives): a linear model over hashed word and
-// character n-grams of the readable view (internal/textmodel), embedded in
-// the binary and trained by go generate from hand-written passages in
-// testdata/train that are disjoint from the evaluation set. It scores every
-// sentence and every two adjacent sentences; a window over the threshold
-// chosen by cross-validation on the training data (strict enough per window
-// that a benign text of as many windows as the longest benign training
-// passage is flagged at most 1% of the time) is neutralized like a rule's
-// match and reported as rule "classifier.local". It only adds
-// findings, never hides one of the rules, and slows filtering to about two
-// thirds of the speed of the rules alone.
+// A local classifier can run after the rules (Options.LocalClassifier; it
+// is off by default, because on 181 real news and blog pages it removed
+// ordinary sentences from 21, and no detector may be on by default above
+// 1% of real pages; Options.LocalClassifierThreshold trades its recall for
+// fewer false positives): a linear model over hashed word and character
+// n-grams of the readable view (internal/textmodel), embedded in the
+// binary and trained by go generate from hand-written passages in
+// testdata/train that are disjoint from the evaluation set. It scores
+// every sentence and every two adjacent sentences; a window over the
+// threshold is neutralized like a rule's match and reported as rule
+// "classifier.local". It only adds findings, never hides one of the
+// rules, and slows filtering to about two thirds of the speed of the rules
+// alone.
 //
 // An optional external classifier (ClassifierOptions) adds its spans. When
 // it cannot be reached or answers outside its protocol, the heuristic result
@@ -62,13 +64,11 @@
 // depend on it having run.
 //
 // The filter is a signal for the user and the log, not a security
-// boundary. Known phrasing is caught; of new paraphrases, the rules catch
-// few and the local classifier between a third and four fifths, and
-// both flag some ordinary texts that talk about bots, assistants or
-// attacks: on the labelled set the filter catches 80% of the attack
-// placements and flags 1.8% of the benign texts (most of those by the
-// rules), short of the goal of 95% at 1% (see testdata/README.md for the
-// measured figures).
+// boundary. On real pages (TestRealPages*, figures in the README) the
+// rules remove nothing from 276 ordinary pages (two public sets) and stop 96% of the
+// instructions planted into them through ten carriers (90% of a held-out
+// block), but only 70% of BIPIA's held-out attacks, most of which are bare
+// tasks that nothing marks as addressed to a model.
 //
 // The package opens no connection except to the configured classifier and
 // never logs the content it filters. It does not strip private-use or

@@ -43,7 +43,13 @@ func (d *detectors) scanCarriers(v *view, sc *scan) {
 		inner.view = iv
 		d.scanView(iv, inner, false)
 		if len(inner.found) == 0 {
-			return
+			// Sentences hidden in base64 are hidden from the reader, not
+			// from a model that decodes them: prose in a carrier is
+			// suspicious whatever it says.
+			if rule != "encoding_evasion.base64" || !encodedProse(decoded) {
+				return
+			}
+			rule = "encoding_evasion.base64_prose"
 		}
 		snip := renderSnippet(string(decoded), span{0, len(decoded)})
 		sc.addCarrier(rule, v.rawSpan(start, end), "decodes to: "+truncateRunes(snip, MaxSnippet-12))
@@ -172,4 +178,35 @@ func printable(b []byte) bool {
 		}
 	}
 	return float64(ok) >= minPrintableRate*float64(total)
+}
+
+// encodedProse reports decoded bytes that read as sentences: valid UTF-8
+// of at least eight words, nearly all letters, spaces and punctuation, with
+// letters most of all. Images, hashes, keys and JSON do not.
+func encodedProse(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	var letters, spaces, punct, other, words int
+	inWord := false
+	for _, r := range string(b) {
+		switch {
+		case unicode.IsLetter(r):
+			letters++
+			if !inWord {
+				words++
+			}
+			inWord = true
+			continue
+		case r == ' ':
+			spaces++
+		case r == '.' || r == ',' || r == '\'' || r == '!' || r == '?' || r == ':' || r == ';' || r == '-' || r == '%':
+			punct++
+		default:
+			other++
+		}
+		inWord = false
+	}
+	n := letters + spaces + punct + other
+	return words >= 8 && spaces >= 7 && float64(letters+spaces+punct) >= 0.95*float64(n) && float64(letters) >= 0.7*float64(n)
 }

@@ -448,8 +448,8 @@ func (ev evaluation) blockLine(b int) string {
 
 func TestLabelledSet(t *testing.T) {
 	set := labelledSet(t)
-	rules := evaluate(New(Options{Logger: quiet, NoLocalClassifier: true}), set)
-	ev := evaluate(New(Options{Logger: quiet}), set)
+	rules := evaluate(New(Options{Logger: quiet}), set)
+	ev := evaluate(New(Options{Logger: quiet, LocalClassifier: true}), set)
 	cats := make([]string, 0, len(ev.perCat))
 	for c := range ev.perCat {
 		cats = append(cats, c)

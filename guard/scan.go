@@ -52,7 +52,7 @@ func (sc *scan) addRawMatch(v *view, rule string, cat Category, start, end int) 
 }
 
 func (sc *scan) addOriginal(v *view, rule string, cat Category, m span) {
-	sc.redact = append(sc.redact, span{m.start, v.sentenceEnd(m.end)})
+	sc.redact = append(sc.redact, v.governed(m))
 	sc.found = append(sc.found, found{rule: rule, category: cat, match: m})
 }
 
@@ -69,10 +69,13 @@ func (v *view) rawIndex(off int) int {
 }
 
 // endsSentence reports whether raw[i] ends a sentence: a terminator, where a
-// full stop counts only before a space or the end (not inside evil.example).
+// full stop, question or exclamation mark counts only before a space, a
+// closing quote or bracket, or the end (not inside evil.example or
+// log?q=).
 func endsSentence(raw []byte, i int, r rune) bool {
-	if r == '.' {
-		return i+1 >= len(raw) || raw[i+1] == ' ' || raw[i+1] == '\n' || raw[i+1] == '\r'
+	if r == '.' || r == '?' || r == '!' {
+		// Inside an address ("log?q=", "evil.example") a mark ends nothing.
+		return i+1 >= len(raw) || raw[i+1] == ' ' || raw[i+1] == '\n' || raw[i+1] == '\r' || raw[i+1] == '"' || raw[i+1] == '\'' || raw[i+1] == ')' || raw[i+1] == '*'
 	}
 	return isTerminator(r)
 }

@@ -260,7 +260,7 @@ func shouldRemove(n *html.Node) bool {
 	if v, ok := attr(n, "role"); ok && removedRoles[strings.ToLower(strings.TrimSpace(v))] {
 		return true
 	}
-	if v, ok := attr(n, "style"); ok && hiddenByStyle(v) {
+	if v, ok := attr(n, "style"); ok && (hiddenByStyle(v) || visuallyHidden(v)) {
 		return true
 	}
 	for _, key := range []string{"class", "id"} {

@@ -154,7 +154,7 @@ CONFIG["SETTINGS"] = {}
 -- DataPromptInjection.ClassifierUrl: an http(s) address of an external prompt-injection classifier the organization hosts; every filtered batch is POSTed there as {"texts": [...]} (see the guard package). Unreachable, it is skipped with a warning. Default: none.
 -- CONFIG["SETTINGS"]["DataPromptInjection.ClassifierUrl"] = "https://classifier.example.org/v1/classify"
 
--- DataPromptInjection.UseLocalClassifier: run Steward's built-in local classifier after the rules (boolean). Default true.
+-- DataPromptInjection.UseLocalClassifier: run Steward's built-in local classifier after the rules (boolean); off by default, it flags ordinary sentences on about one real page in nine. Default false.
 -- CONFIG["SETTINGS"]["DataPromptInjection.UseLocalClassifier"] = true
 
 -- DataSourceSecuritySettings.TrustedProviderIds: provider IDs trusted for data-source security; does not raise confidence (list of strings). Default empty.
