@@ -10,7 +10,7 @@ import (
 // fetched content and removes them from what the model sees; the text
 // around them stays.
 func TestTerminalControlSequences(t *testing.T) {
-	f := New(Options{NoLocalClassifier: true})
+	f := New(Options{})
 	for _, c := range []struct {
 		name, in, out string
 		// want lists a substring of each finding's snippet, in order; nil
