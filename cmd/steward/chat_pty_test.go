@@ -130,3 +130,34 @@ func TestChatLeavesOnCtrlCAtThePromptAndCtrlD(t *testing.T) {
 		}
 	}
 }
+
+// Issue 17 point 4 in an interactive chat: a model answer's escape
+// sequences reach the terminal as visible text (readline's own cursor
+// sequences aside).
+func TestChatOnATerminalShowsAnswersInert(t *testing.T) {
+	home := t.TempDir()
+	hostile := "Done.\x1b]52;c;ZXZpbA==\x07\x1b]0;pwned\x07\x1b[2J\u009b31m end"
+	h := newHolding(t, textReply(hostile))
+	tm := startOnTerminal(t, home, "chat", "--provider", "vllm", "--base-url", h.srv.URL+"/v1/")
+	at := tm.waitFor("> ", 0)
+	tm.send("first question\r")
+	// The holding server's first answer is the long one; stop it.
+	at = tm.waitFor("Starting a long answer", at)
+	tm.send("\x03")
+	at = tm.waitFor("> ", at)
+	tm.send("again\r")
+	at = tm.waitFor(`\u001b[2J`, at)
+	at = tm.waitFor("> ", at)
+	tm.send("/exit\r")
+	tm.waitFor("continue with", at)
+	tm.wait()
+	out := tm.output()
+	for _, raw := range []string{"\x1b]52;", "\x1b]0;pwned", "\x1b[2J", "\u009b31m"} {
+		if strings.Contains(out, raw) {
+			t.Errorf("the terminal received %q raw:\n%q", raw, out)
+		}
+	}
+	if !strings.Contains(out, `\u001b]52;c;ZXZpbA==\u0007`) {
+		t.Errorf("the clipboard sequence must be shown escaped:\n%q", out)
+	}
+}
