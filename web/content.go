@@ -16,7 +16,6 @@ import (
 	"unicode"
 
 	"github.com/andybalholm/brotli"
-	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/htmlindex"
 	xunicode "golang.org/x/text/encoding/unicode"
@@ -182,18 +181,18 @@ func newDeflateReader(r io.Reader) io.Reader {
 	return flate.NewReader(rest)
 }
 
-// decodeHTML converts an HTML body to UTF-8, with the charset from the
-// header, a BOM or a meta tag, else UTF-8.
+// decodeHTML converts an HTML body to UTF-8 with the encoding htmlEncoding
+// chooses; bytes that do not decode become U+FFFD.
 func decodeHTML(raw []byte, contentType string) string {
-	enc, name, _ := charset.DetermineEncoding(raw, contentType)
-	if name == "utf-8" || enc == nil {
+	enc, _ := htmlEncoding(raw, contentType)
+	if enc == xunicode.UTF8 {
 		return strings.ToValidUTF8(string(bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf"))), "\uFFFD")
 	}
 	out, err := enc.NewDecoder().Bytes(raw)
 	if err != nil {
 		return strings.ToValidUTF8(string(raw), "\uFFFD")
 	}
-	return string(out)
+	return strings.TrimPrefix(string(out), "\uFEFF")
 }
 
 // decodeText converts a text document to UTF-8: the charset from the
