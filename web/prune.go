@@ -70,6 +70,11 @@ func boilerplate(n *html.Node, total int) bool {
 	switch n.DataAtom {
 	case atom.Ul, atom.Ol:
 		return linkList(n)
+	case atom.A:
+		// A lone "Share", "Skip to content", "Read more" link, alone in
+		// its parent: inside a sentence the same word is text.
+		return widgetLabels[normalizedLabel(textOf(n))] && n.Parent != nil &&
+			normalizedLabel(textOf(n.Parent)) == normalizedLabel(textOf(n))
 	}
 	if isBlock(n) && headingRank(n) == 0 && !hasBlockChild(n) {
 		words := wordCount(textOf(n))
@@ -80,7 +85,10 @@ func boilerplate(n *html.Node, total int) bool {
 		if widgetLabels[t] || labelPrefix.MatchString(t) && linkRunes(n) > 0 {
 			return true
 		}
-		if words <= 25 && linkRunes(n)*10 >= textRunes(n)*8 && n.DataAtom != atom.Li && !insideList(n) {
+		if onlyDigits(t) && len(t) <= 3 && !insideList(n) {
+			return true // a gallery counter, a share count
+		}
+		if (words <= 25 || links(n) >= 2) && linkRunes(n)*10 >= textRunes(n)*8 && n.DataAtom != atom.Li && !insideList(n) {
 			return true // a paragraph that is one link to another page
 		}
 		if words <= 40 && copyrightLine.MatchString(strings.TrimSpace(textOf(n))) {
@@ -94,11 +102,15 @@ func boilerplate(n *html.Node, total int) bool {
 }
 
 // widgetMarker matches class and id words of page furniture.
-var widgetMarker = regexp.MustCompile(`(?i)(^|[-_ ])(share|sharing|social|related|recommended|recirc|newsletter|subscribe|subscription|signup|sign-up|promo|advert|advertisement|ads?|sponsor(ed)?|comments?|byline|author|dateline|timestamp|caption|credit|breadcrumbs?|tags?|taglist|sidebar|outbrain|taboola|read-?more|more-stories|trending|popular|most-read)([-_ ]|$)`)
+// Names are split into words at "-", "_", spaces and camelCase humps
+// first ("newsCaption" is "news-caption").
+var widgetMarker = regexp.MustCompile(`(^|[-_ ])(share|sharing|social|related|recommended|recirc|newsletter|subscribe|subscription|signup|sign-up|promo|advert|advertisement|ads?|sponsor(ed)?|comments?|byline|author|bio|dateline|timestamp|caption|credit|breadcrumbs?|tags?|taglist|sidebar|rail|outbrain|taboola|read-?more|more-stories|trending|popular|most-read|cookie|cookies|consent|gdpr)([-_ ]|$)`)
+
+var camelHump = regexp.MustCompile(`(\p{Ll})(\p{Lu})`)
 
 func widgetMarked(n *html.Node) bool {
 	for _, key := range []string{"class", "id"} {
-		if v, ok := attr(n, key); ok && widgetMarker.MatchString(v) {
+		if v, ok := attr(n, key); ok && widgetMarker.MatchString(strings.ToLower(camelHump.ReplaceAllString(v, "$1-$2"))) {
 			return true
 		}
 	}
@@ -131,7 +143,30 @@ var labelPrefix = regexp.MustCompile(`^(read more|read also|also read|more|relat
 
 var copyrightLine = regexp.MustCompile(`(?i)^(©|\(c\)|copyright\b|all rights reserved)`)
 
-var bylineLine = regexp.MustCompile(`(?i)^(by|von|par|por|di|door|av|af)\s+\p{Lu}[\p{L}.'’-]*(\s+\p{Lu}[\p{L}.'’-]*){0,3}(\s*(,|and|&|\|)\s*.*)?$|^(published|updated|posted|last updated|first published)\b`)
+// bylineLine matches "By Ana Ruiz - 11/18/19", "Published 4:00 am …"; a
+// sentence (ending in a full stop) is not a byline.
+var bylineLine = regexp.MustCompile(`^(?:(?i:by|von|par|por|di|door|av|af)\s+\p{Lu}|(?i:published|updated|posted|last updated|first published)\b)[^\n]*[^.!?…"”]$`)
+
+func onlyDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func links(n *html.Node) int {
+	c := 0
+	walk(n, func(x *html.Node) bool {
+		if x.Type == html.ElementNode && x.DataAtom == atom.A {
+			c++
+			return false
+		}
+		return true
+	})
+	return c
+}
 
 // normalizedLabel lower-cases s and replaces punctuation with spaces.
 func normalizedLabel(s string) string {

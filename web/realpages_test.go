@@ -27,8 +27,8 @@ func heldOut(name string) bool {
 // Floors of TestRealPagesExtraction: the figures measured when they were
 // set, less a small margin for harmless changes in third-party parsers.
 const (
-	floorF1        = 0.965
-	floorPrecision = 0.950
+	floorF1        = 0.967
+	floorPrecision = 0.955
 	floorRecall    = 0.975
 	floorHeldOutF1 = 0.960
 )
