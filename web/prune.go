@@ -40,7 +40,62 @@ func prune(content *html.Node) {
 			n.Parent.RemoveChild(n)
 		}
 	}
+	dropTrailingNotes(content)
 	dropOrphanHeadings(content)
+}
+
+// dropTrailingNotes removes the run of notes that ends many articles
+// after their last paragraph: lines wholly in italics that carry a link
+// ("Have a tip? … Follow her on Twitter", "Subscribe to our
+// newsletters") and source lines ("Source: News agencies", "Via …").
+func dropTrailingNotes(content *html.Node) {
+	var paras []*html.Node
+	walk(content, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && n.DataAtom == atom.P {
+			paras = append(paras, n)
+			return false
+		}
+		return true
+	})
+	for i := len(paras) - 1; i >= 0; i-- {
+		p := paras[i]
+		text := strings.TrimSpace(textOf(p))
+		if text == "" {
+			continue
+		}
+		if !(wholeItalicWithLink(p) || wordCount(text) <= 8 && sourceLine.MatchString(text)) {
+			break
+		}
+		if p.Parent != nil {
+			p.Parent.RemoveChild(p)
+		}
+	}
+}
+
+var sourceLine = regexp.MustCompile(`(?i)^(source|sources|via|quelle|fuente|fonte)\b\s*:?`)
+
+// wholeItalicWithLink reports a paragraph whose every word is inside em
+// or i, with at least one link.
+func wholeItalicWithLink(p *html.Node) bool {
+	if links(p) == 0 {
+		return false
+	}
+	plain := 0
+	var visit func(n *html.Node, italic bool)
+	visit = func(n *html.Node, italic bool) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			switch {
+			case c.Type == html.TextNode:
+				if !italic && normalizedLabel(c.Data) != "" {
+					plain++
+				}
+			case c.Type == html.ElementNode:
+				visit(c, italic || c.DataAtom == atom.Em || c.DataAtom == atom.I)
+			}
+		}
+	}
+	visit(p, false)
+	return plain == 0
 }
 
 // boilerplate decides one element; total is the content's text length.
@@ -88,7 +143,11 @@ func boilerplate(n *html.Node, total int) bool {
 		if onlyDigits(t) && len(t) <= 3 && !insideList(n) {
 			return true // a gallery counter, a share count
 		}
-		if (words <= 25 || links(n) >= 2) && linkRunes(n)*10 >= textRunes(n)*8 && n.DataAtom != atom.Li && !insideList(n) {
+		if separatorLine(t, textOf(n)) {
+			return true // "____" drawn between sections
+		}
+		if (words <= 25 || links(n) >= 2 && words-wordCount(linkText(n)) <= 4) &&
+			linkRunes(n)*10 >= textRunes(n)*8 && n.DataAtom != atom.Li && !insideList(n) {
 			return true // a paragraph that is one link to another page
 		}
 		if words <= 40 && copyrightLine.MatchString(strings.TrimSpace(textOf(n))) {
@@ -146,6 +205,25 @@ var copyrightLine = regexp.MustCompile(`(?i)^(©|\(c\)|copyright\b|all rights re
 // bylineLine matches "By Ana Ruiz - 11/18/19", "Published 4:00 am …"; a
 // sentence (ending in a full stop) is not a byline.
 var bylineLine = regexp.MustCompile(`^(?:(?i:by|von|par|por|di|door|av|af)\s+\p{Lu}|(?i:published|updated|posted|last updated|first published)\b)[^\n]*[^.!?…"”]$`)
+
+// separatorLine reports a text of underscores alone (an underscore is a
+// word character to the tokenizers that read Steward's output).
+func separatorLine(label, text string) bool {
+	return label == "" && strings.Trim(strings.TrimSpace(text), "_-*=~ ") == "" && strings.Contains(text, "_")
+}
+
+func linkText(n *html.Node) string {
+	var b strings.Builder
+	walk(n, func(x *html.Node) bool {
+		if x.Type == html.ElementNode && x.DataAtom == atom.A {
+			b.WriteString(textOf(x))
+			b.WriteByte(' ')
+			return false
+		}
+		return true
+	})
+	return b.String()
+}
 
 func onlyDigits(s string) bool {
 	for _, r := range s {
