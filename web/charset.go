@@ -58,7 +58,8 @@ func htmlEncoding(raw []byte, contentType string) (encoding.Encoding, string) {
 }
 
 // metaCharset finds the first meta element in the head that declares a
-// known charset. The head ends at </head> or at the body's start tag.
+// known charset. The head ends at </head> or at the first start tag of an
+// element that cannot be in it (body, div …).
 // A declared UTF-16 means UTF-8 (the bytes were read as ASCII to find it),
 // and x-user-defined means Windows-1252, as the HTML standard says.
 func metaCharset(raw []byte) (encoding.Encoding, string) {
@@ -75,8 +76,7 @@ func metaCharset(raw []byte) (encoding.Encoding, string) {
 		case html.StartTagToken, html.SelfClosingTagToken:
 			name, hasAttr := z.TagName()
 			switch string(name) {
-			case "body":
-				return nil, ""
+			case "html", "head", "title", "base", "link", "style", "script", "noscript", "template":
 			case "meta":
 				if !hasAttr {
 					continue
@@ -84,6 +84,10 @@ func metaCharset(raw []byte) (encoding.Encoding, string) {
 				if enc, cs := metaDeclares(z); enc != nil {
 					return enc, cs
 				}
+			default:
+				// Any other element opens the body, as it does for the
+				// HTML parser.
+				return nil, ""
 			}
 		}
 	}
@@ -169,6 +173,9 @@ func charsetInContent(s string) string {
 // they need a lead byte followed by the right number of bytes in
 // 0x80–0xBF.
 func looksUTF8(raw []byte) bool {
+	if utf8.Valid(raw) {
+		return true
+	}
 	multi, invalid := 0, 0
 	for i := 0; i < len(raw); {
 		c := raw[i]
