@@ -30,6 +30,8 @@ import (
 //     page; the Markdown is reduced to its words (extracteval.MarkdownWords)
 //     for scoring, outside the timed part.
 //     Its time includes the HTTP round trip, which the others do not pay.
+//   - steward-extract: the same extraction without HTTP,
+//     web.ExtractHTML(web.DecodeHTML(bytes, "text/html"), url).
 //   - trafilatura: github.com/markusmobius/go-trafilatura,
 //     ExtractDocument(html.Parse(bytes), Options{EnableFallback: true}),
 //     ContentText: the benchmark's own runner (extractors/go_trafilatura).
@@ -61,8 +63,7 @@ type extractor struct {
 
 var fakeURL, _ = url.Parse("https://fake-url.com")
 
-func extractors(tb testing.TB) ([]extractor, func()) {
-	ps := benchPages(tb)
+func extractors(tb testing.TB, ps []realpages.Page) ([]extractor, func()) {
 	byPath := make(map[string][]byte, len(ps))
 	for _, p := range ps {
 		byPath["/"+p.Name] = p.HTML
@@ -82,6 +83,14 @@ func extractors(tb testing.TB) ([]extractor, func()) {
 			page, err := svc.Retrieve(context.Background(), srv.URL+"/"+p.Name, web.Options{Policy: web.UserChosen})
 			if err != nil {
 				tb.Errorf("steward %s: %v", p.Name, err)
+				return ""
+			}
+			return page.Markdown
+		}, extracteval.MarkdownWords},
+		{"steward-extract", func(tb testing.TB, p realpages.Page) string {
+			page, err := web.ExtractHTML(web.DecodeHTML(p.HTML, "text/html"), fakeURL)
+			if err != nil {
+				tb.Errorf("steward-extract %s: %v", p.Name, err)
 				return ""
 			}
 			return page.Markdown
@@ -127,7 +136,7 @@ func heldOut(name string) bool {
 // it builds on.
 func TestExtractionScores(t *testing.T) {
 	ps := benchPages(t)
-	exs, stop := extractors(t)
+	exs, stop := extractors(t, ps)
 	defer stop()
 	f1 := map[string]float64{}
 	for _, ex := range exs {
@@ -158,7 +167,7 @@ func TestExtractionScores(t *testing.T) {
 // BenchmarkExtract times one pass over all 181 pages per op.
 func BenchmarkExtract(b *testing.B) {
 	ps := benchPages(b)
-	exs, stop := extractors(b)
+	exs, stop := extractors(b, ps)
 	defer stop()
 	var size int64
 	for _, p := range ps {

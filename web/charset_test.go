@@ -132,3 +132,13 @@ func TestRetrieveShiftJISMetaLate(t *testing.T) {
 		t.Errorf("Markdown lacks %q:\n%s", want, page.Markdown)
 	}
 }
+
+// TestDecodeHTML is the exported decoding: the same choice as Retrieve.
+func TestDecodeHTML(t *testing.T) {
+	if got := DecodeHTML([]byte("<p>Caf\xe9 \x96 bar</p>"), "text/html"); got != "<p>Café – bar</p>" {
+		t.Errorf("legacy bytes: %q", got)
+	}
+	if got := DecodeHTML([]byte("<p>Caf\u00e9 \u2014 bar</p>"), ""); got != "<p>Café — bar</p>" {
+		t.Errorf("UTF-8 bytes: %q", got)
+	}
+}

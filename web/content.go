@@ -181,6 +181,14 @@ func newDeflateReader(r io.Reader) io.Reader {
 	return flate.NewReader(rest)
 }
 
+// DecodeHTML converts the bytes of an HTML page to UTF-8 the way Retrieve
+// does, given the response's Content-Type (empty when there was none): a
+// charset in it wins, then a byte order mark, then a meta charset or
+// http-equiv Content-Type anywhere in the head, then UTF-8 when the bytes
+// are valid UTF-8, else Windows-1252. Bytes that do not decode become
+// U+FFFD. With ExtractHTML it is what Retrieve does with an HTML body.
+func DecodeHTML(raw []byte, contentType string) string { return decodeHTML(raw, contentType) }
+
 // decodeHTML converts an HTML body to UTF-8 with the encoding htmlEncoding
 // chooses; bytes that do not decode become U+FFFD.
 func decodeHTML(raw []byte, contentType string) string {

@@ -138,3 +138,35 @@ func MarkdownWords(md string) string {
 	s = mdEmphasis.ReplaceAllString(s, "$1 $2")
 	return s
 }
+
+var (
+	mdStrong  = regexp.MustCompile(`\*{1,3}|(^|[^\pL\pN])_{1,3}|_{1,3}([^\pL\pN]|$)`)
+	mdLineTag = regexp.MustCompile(`(?m)^\s*(?:#{1,6}\s+|[-*+]\s+|\d+\.\s+|>\s?)+`)
+	mdFence   = regexp.MustCompile("(?m)^\\s*```.*$")
+	mdCode    = regexp.MustCompile("`+")
+	mdTable   = regexp.MustCompile(`(?m)^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*$|\s*\|\s*`)
+)
+
+// MarkdownText reduces Markdown to plain text for substring matching
+// (trafilatura's evaluation): images are dropped, links become their
+// text, and emphasis, heading and list markers, quote marks, code
+// fences, table pipes and backslash escapes are removed.
+func MarkdownText(md string) string {
+	// Escaped characters are set aside as private-use runes, so that the
+	// marker removal below leaves them alone.
+	s := mdEscape.ReplaceAllStringFunc(md, func(m string) string { return string(rune(0xE000) + rune(m[1])) })
+	s = mdImage.ReplaceAllString(s, " ")
+	s = mdLink.ReplaceAllString(s, "$1")
+	s = mdRefDef.ReplaceAllString(s, "")
+	s = mdFence.ReplaceAllString(s, "")
+	s = mdLineTag.ReplaceAllString(s, "")
+	s = mdTable.ReplaceAllString(s, " ")
+	s = mdCode.ReplaceAllString(s, "")
+	s = mdStrong.ReplaceAllString(s, "$1$2")
+	return strings.Map(func(r rune) rune {
+		if r >= 0xE000 && r < 0xE080 {
+			return r - 0xE000
+		}
+		return r
+	}, s)
+}

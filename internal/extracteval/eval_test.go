@@ -2,6 +2,7 @@ package extracteval
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -51,5 +52,14 @@ func TestMarkdownWords(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("words = %q, want %q", got, want)
 		}
+	}
+}
+
+func TestMarkdownText(t *testing.T) {
+	md := "## A *title*\n\n- item with [a link](https://x.example/) and `code`\n> quoted **bold** text\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nEscaped \\*star\\* and snake_case."
+	got := strings.Join(strings.Fields(MarkdownText(md)), " ")
+	want := "A title item with a link and code quoted bold text a b 1 2 Escaped *star* and snake_case."
+	if got != want {
+		t.Errorf("MarkdownText = %q\nwant %q", got, want)
 	}
 }
