@@ -192,8 +192,10 @@ func DecodeHTML(raw []byte, contentType string) string { return decodeHTML(raw, 
 // decodeHTML converts an HTML body to UTF-8 with the encoding htmlEncoding
 // chooses; bytes that do not decode become U+FFFD.
 func decodeHTML(raw []byte, contentType string) string {
-	enc, _ := htmlEncoding(raw, contentType)
-	if enc == xunicode.UTF8 {
+	enc, from := htmlEncoding(raw, contentType)
+	if enc == xunicode.UTF8 || strings.HasSuffix(from, ":utf-8") {
+		// Valid UTF-8 needs no decoder, only the BOM dropped and stray
+		// bytes replaced.
 		return strings.ToValidUTF8(string(bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf"))), "\uFFFD")
 	}
 	out, err := enc.NewDecoder().Bytes(raw)

@@ -120,7 +120,11 @@ func extractHTML(doc string, pageURL *url.URL) (ex extracted, err error) {
 	}
 	found := ""
 	if content != nil {
-		found = collapseSpace(textOf(content))
+		if len(replyTexts) > 0 {
+			found = collapseSpace(textOf(content))
+		} else if textRunes(content) > 0 {
+			found = "-" // only whether there is any text matters
+		}
 	}
 	lost := 0
 	for _, r := range replyTexts {
