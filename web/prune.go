@@ -20,12 +20,26 @@ import (
 // about a site, and none removes a block that holds a large part of the
 // article's text.
 func prune(content *html.Node) {
+	// Elements readability made itself (a div turned into a p) carry
+	// only their name; the rules below go by atom.
+	walk(content, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && n.DataAtom == 0 {
+			n.DataAtom = atom.Lookup([]byte(n.Data))
+		}
+		return true
+	})
 	total := textRunes(content)
 	if total == 0 {
 		return
 	}
 	var drop []*html.Node
 	walk(content, func(n *html.Node) bool {
+		if n.Type == html.TextNode && n.Parent != nil && hasBlockChild(n.Parent) && widgetLabels[normalizedLabel(n.Data)] {
+			// A label left loose between paragraphs ("Advertisement"
+			// once its wrapper was unwrapped).
+			drop = append(drop, n)
+			return false
+		}
 		if n == content || n.Type != html.ElementNode {
 			return true
 		}
