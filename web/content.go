@@ -16,7 +16,6 @@ import (
 	"unicode"
 
 	"github.com/andybalholm/brotli"
-	"golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/htmlindex"
 	xunicode "golang.org/x/text/encoding/unicode"
@@ -182,18 +181,28 @@ func newDeflateReader(r io.Reader) io.Reader {
 	return flate.NewReader(rest)
 }
 
-// decodeHTML converts an HTML body to UTF-8, with the charset from the
-// header, a BOM or a meta tag, else UTF-8.
+// DecodeHTML converts the bytes of an HTML page to UTF-8 the way Retrieve
+// does, given the response's Content-Type (empty when there was none): a
+// charset in it wins, then a byte order mark, then a meta charset or
+// http-equiv Content-Type anywhere in the head, then UTF-8 when the bytes
+// are valid UTF-8, else Windows-1252. Bytes that do not decode become
+// U+FFFD. With ExtractHTML it is what Retrieve does with an HTML body.
+func DecodeHTML(raw []byte, contentType string) string { return decodeHTML(raw, contentType) }
+
+// decodeHTML converts an HTML body to UTF-8 with the encoding htmlEncoding
+// chooses; bytes that do not decode become U+FFFD.
 func decodeHTML(raw []byte, contentType string) string {
-	enc, name, _ := charset.DetermineEncoding(raw, contentType)
-	if name == "utf-8" || enc == nil {
+	enc, from := htmlEncoding(raw, contentType)
+	if enc == xunicode.UTF8 || strings.HasSuffix(from, ":utf-8") {
+		// Valid UTF-8 needs no decoder, only the BOM dropped and stray
+		// bytes replaced.
 		return strings.ToValidUTF8(string(bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf"))), "\uFFFD")
 	}
 	out, err := enc.NewDecoder().Bytes(raw)
 	if err != nil {
 		return strings.ToValidUTF8(string(raw), "\uFFFD")
 	}
-	return string(out)
+	return strings.TrimPrefix(string(out), "\uFEFF")
 }
 
 // decodeText converts a text document to UTF-8: the charset from the

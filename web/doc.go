@@ -11,6 +11,17 @@
 // microdata keeps its replies, not only the opening post. Truncate is the Markdown
 // truncator the tools apply before the prompt-injection filter runs.
 //
+// An HTML body is decoded with the charset of the Content-Type header, else
+// its byte order mark, else a meta charset or http-equiv Content-Type
+// anywhere in the head, else as UTF-8 when it is valid UTF-8, else as
+// Windows-1252 (DecodeHTML). The main content is readability's, pruned of
+// the furniture readability keeps: picture captions and credits, lists and
+// paragraphs that only link elsewhere, widget labels ("Advertisement",
+// "Share"), bylines and datelines (the byline is in Authors), copyright
+// and source lines, and elements whose class or id names a widget
+// (share, related, newsletter, comments …), never a block holding a fifth
+// of the content's text.
+//
 // Page metadata follows the reference's fallback chains. JSON-LD comes
 // first: at most 20 application/ld+json scripts are read, a script over
 // 256 KiB, nested deeper than 32 or not valid JSON is skipped, and @graph

@@ -93,6 +93,8 @@ func extractHTML(doc string, pageURL *url.URL) (ex extracted, err error) {
 
 	parser := readability.NewParser()
 	parser.MaxElemsToParse = maxElements
+	// prune reads class and id names to find page furniture.
+	parser.KeepClasses = true
 	article, rerr := parser.ParseAndMutate(root, pageBase)
 	content := article.Node
 	// The metadata chains of the reference come first; readability's own
@@ -118,7 +120,11 @@ func extractHTML(doc string, pageURL *url.URL) (ex extracted, err error) {
 	}
 	found := ""
 	if content != nil {
-		found = collapseSpace(textOf(content))
+		if len(replyTexts) > 0 {
+			found = collapseSpace(textOf(content))
+		} else if textRunes(content) > 0 {
+			found = "-" // only whether there is any text matters
+		}
 	}
 	lost := 0
 	for _, r := range replyTexts {
@@ -140,6 +146,9 @@ func extractHTML(doc string, pageURL *url.URL) (ex extracted, err error) {
 		} else if found == "" {
 			content = fallbackRoot(again)
 		}
+	}
+	if content != nil && content == article.Node {
+		prune(content)
 	}
 	if ex.language == "" {
 		ex.language = meta.language

@@ -1,0 +1,427 @@
+package web
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+)
+
+// prune removes from readability's main content the boilerplate it keeps
+// around an article: captions and credits of pictures, lists and
+// paragraphs that only link to other pages (related stories, "Read more"),
+// short blocks that are a widget's label ("Advertisement", "Continue
+// Reading Below", "Share"), bylines and datelines, copyright lines and
+// footers, and elements whose class or id names a widget (share, related,
+// newsletter, comments …). Each rule is about the shape of the markup, not
+// about a site, and none removes a block that holds a large part of the
+// article's text.
+func prune(content *html.Node) {
+	// Elements readability made itself (a div turned into a p) carry
+	// only their name; the rules below go by atom.
+	walk(content, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && n.DataAtom == 0 {
+			n.DataAtom = atom.Lookup([]byte(n.Data))
+		}
+		return true
+	})
+	total := textRunes(content)
+	if total == 0 {
+		return
+	}
+	var drop []*html.Node
+	walk(content, func(n *html.Node) bool {
+		if n.Type == html.TextNode && n.Parent != nil && hasBlockChild(n.Parent) && widgetLabels[normalizedLabel(n.Data)] {
+			// A label left loose between paragraphs ("Advertisement"
+			// once its wrapper was unwrapped).
+			drop = append(drop, n)
+			return false
+		}
+		if n == content || n.Type != html.ElementNode {
+			return true
+		}
+		if boilerplate(n, total) {
+			drop = append(drop, n)
+			return false
+		}
+		return true
+	})
+	for _, n := range drop {
+		if n.Parent != nil {
+			n.Parent.RemoveChild(n)
+		}
+	}
+	dropTrailingNotes(content)
+	dropOrphanHeadings(content)
+}
+
+// dropTrailingNotes removes the run of notes that ends many articles
+// after their last paragraph: lines wholly in italics that carry a link
+// ("Have a tip? … Follow her on Twitter", "Subscribe to our
+// newsletters") and source lines ("Source: News agencies", "Via …").
+func dropTrailingNotes(content *html.Node) {
+	var paras []*html.Node
+	walk(content, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && n.DataAtom == atom.P {
+			paras = append(paras, n)
+			return false
+		}
+		return true
+	})
+	for i := len(paras) - 1; i >= 0; i-- {
+		p := paras[i]
+		text := strings.TrimSpace(textOf(p))
+		if text == "" {
+			continue
+		}
+		if !(wholeItalicWithLink(p) || wordCount(text) <= 8 && sourceLine.MatchString(text)) {
+			break
+		}
+		if p.Parent != nil {
+			p.Parent.RemoveChild(p)
+		}
+	}
+}
+
+var sourceLine = regexp.MustCompile(`(?i)^(source|sources|via|quelle|fuente|fonte)\b\s*:?`)
+
+// wholeItalicWithLink reports a paragraph whose every word is inside em
+// or i, with at least one link.
+func wholeItalicWithLink(p *html.Node) bool {
+	if links(p) == 0 {
+		return false
+	}
+	plain := 0
+	var visit func(n *html.Node, italic bool)
+	visit = func(n *html.Node, italic bool) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			switch {
+			case c.Type == html.TextNode:
+				if !italic && normalizedLabel(c.Data) != "" {
+					plain++
+				}
+			case c.Type == html.ElementNode:
+				visit(c, italic || c.DataAtom == atom.Em || c.DataAtom == atom.I)
+			}
+		}
+	}
+	visit(p, false)
+	return plain == 0
+}
+
+// boilerplate decides one element; total is the content's text length.
+func boilerplate(n *html.Node, total int) bool {
+	text := textRunes(n)
+	// Nothing that holds a fifth of the article goes, whatever it is
+	// called.
+	if text*5 > total {
+		return false
+	}
+	if insideFigureWithMedia(n) && !holdsMedia(n) {
+		return true // a caption, a credit, a gallery counter
+	}
+	if n.DataAtom == atom.Figcaption {
+		return true
+	}
+	if n.DataAtom == atom.Footer || n.DataAtom == atom.Aside {
+		return true
+	}
+	if holdsMedia(n) {
+		// A picture stays; the caption beside it is judged on its own.
+		return false
+	}
+	if widgetMarked(n) {
+		return true
+	}
+	switch n.DataAtom {
+	case atom.Ul, atom.Ol:
+		return linkList(n)
+	case atom.A:
+		// A lone "Share", "Skip to content", "Read more" link, alone in
+		// its parent: inside a sentence the same word is text.
+		return widgetLabels[normalizedLabel(textOf(n))] && n.Parent != nil &&
+			normalizedLabel(textOf(n.Parent)) == normalizedLabel(textOf(n))
+	}
+	if isBlock(n) && headingRank(n) == 0 && !hasBlockChild(n) {
+		words := wordCount(textOf(n))
+		if words == 0 {
+			return false
+		}
+		t := normalizedLabel(textOf(n))
+		if widgetLabels[t] || labelPrefix.MatchString(t) && linkRunes(n) > 0 {
+			return true
+		}
+		if onlyDigits(t) && len(t) <= 3 && !insideList(n) {
+			return true // a gallery counter, a share count
+		}
+		if separatorLine(t, textOf(n)) {
+			return true // "____" drawn between sections
+		}
+		if (words <= 25 || links(n) >= 2 && words-wordCount(linkText(n)) <= 4) &&
+			linkRunes(n)*10 >= textRunes(n)*8 && n.DataAtom != atom.Li && !insideList(n) {
+			return true // a paragraph that is one link to another page
+		}
+		if words <= 40 && copyrightLine.MatchString(strings.TrimSpace(textOf(n))) {
+			return true
+		}
+		if words <= 20 && (bylineLine.MatchString(strings.TrimSpace(textOf(n))) || holdsTime(n)) {
+			return true
+		}
+	}
+	return false
+}
+
+// widgetMarker matches class and id words of page furniture.
+// Names are split into words at "-", "_", spaces and camelCase humps
+// first ("newsCaption" is "news-caption").
+var widgetMarker = regexp.MustCompile(`(^|[-_ ])(share|sharing|social|related|recommended|recirc|newsletter|subscribe|subscription|signup|sign-up|promo|advert|advertisement|ads?|sponsor(ed)?|comments?|byline|author|bio|dateline|timestamp|caption|credit|breadcrumbs?|tags?|taglist|sidebar|rail|outbrain|taboola|read-?more|more-stories|trending|popular|most-read|cookie|cookies|consent|gdpr)([-_ ]|$)`)
+
+var camelHump = regexp.MustCompile(`(\p{Ll})(\p{Lu})`)
+
+func widgetMarked(n *html.Node) bool {
+	for _, key := range []string{"class", "id"} {
+		if v, ok := attr(n, key); ok && widgetMarker.MatchString(strings.ToLower(camelHump.ReplaceAllString(v, "$1-$2"))) {
+			return true
+		}
+	}
+	return false
+}
+
+// widgetLabels are whole texts of blocks that label a widget, lower case,
+// without punctuation.
+var widgetLabels = map[string]bool{}
+
+func init() {
+	for _, s := range []string{
+		"advertisement", "advert", "ad", "ads", "sponsored", "sponsored content", "story continues below",
+		"continue reading below", "article continues below", "continue reading", "content continues below",
+		"story continues below advertisement", "read more", "read more below", "related", "related articles",
+		"related stories", "related content", "related posts", "more stories", "you may also like", "recommended",
+		"recommended for you", "share", "share this", "share this article", "share this story", "share on facebook",
+		"share on twitter", "tweet", "email", "print", "comments", "comment", "leave a comment", "view comments",
+		"sign in", "log in", "subscribe", "sign up", "skip to content", "skip to main content", "caption", "close",
+		"highlights", "don t miss", "most read", "most popular", "trending", "trending now", "top stories",
+		"image", "photo", "video", "watch", "listen", "loading", "advertising", "back to top", "next", "previous",
+		"this slideshow requires javascript", "voltar",
+	} {
+		widgetLabels[s] = true
+	}
+}
+
+// labelPrefix matches the start of a "Read more: …" line.
+var labelPrefix = regexp.MustCompile(`^(read more|read also|also read|more|related|see also|don t miss|watch|listen|recommended|more from|more on|on [a-z]+ com|click here)\b`)
+
+var copyrightLine = regexp.MustCompile(`(?i)^(©|\(c\)|copyright\b|all rights reserved)`)
+
+// bylineLine matches "By Ana Ruiz - 11/18/19", "Published 4:00 am …"; a
+// sentence (ending in a full stop) is not a byline.
+var bylineLine = regexp.MustCompile(`^(?:(?i:by|von|par|por|di|door|av|af)\s+\p{Lu}|(?i:published|updated|posted|last updated|first published)\b)[^\n]*[^.!?…"”]$`)
+
+// separatorLine reports a text of underscores alone (an underscore is a
+// word character to the tokenizers that read Steward's output).
+func separatorLine(label, text string) bool {
+	return label == "" && strings.Trim(strings.TrimSpace(text), "_-*=~ ") == "" && strings.Contains(text, "_")
+}
+
+func linkText(n *html.Node) string {
+	var b strings.Builder
+	walk(n, func(x *html.Node) bool {
+		if x.Type == html.ElementNode && x.DataAtom == atom.A {
+			b.WriteString(textOf(x))
+			b.WriteByte(' ')
+			return false
+		}
+		return true
+	})
+	return b.String()
+}
+
+func onlyDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func links(n *html.Node) int {
+	c := 0
+	walk(n, func(x *html.Node) bool {
+		if x.Type == html.ElementNode && x.DataAtom == atom.A {
+			c++
+			return false
+		}
+		return true
+	})
+	return c
+}
+
+// normalizedLabel lower-cases s and replaces punctuation with spaces.
+func normalizedLabel(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsNumber(r) {
+			return unicode.ToLower(r)
+		}
+		return ' '
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// linkList reports a list of at least two items that are (nearly) all
+// links: related stories, a table of other pages.
+func linkList(n *html.Node) bool {
+	items := 0
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && c.DataAtom == atom.Li {
+			items++
+			if t := textRunes(c); t > 0 && linkRunes(c)*10 < t*8 {
+				return false
+			}
+		}
+	}
+	return items >= 2 && linkRunes(n) > 0
+}
+
+// dropOrphanHeadings removes a heading followed by no content before the
+// next heading of the same or a higher rank, or the end: what is left of
+// "More from …" once its list is gone.
+func dropOrphanHeadings(content *html.Node) {
+	var heads []*html.Node
+	walk(content, func(n *html.Node) bool {
+		if n.Type == html.ElementNode && headingRank(n) > 0 {
+			heads = append(heads, n)
+			return false
+		}
+		return true
+	})
+	for _, h := range heads {
+		if orphanHeading(h) {
+			h.Parent.RemoveChild(h)
+		}
+	}
+}
+
+func orphanHeading(h *html.Node) bool {
+	rank := headingRank(h)
+	for n := nextInOrder(h, true); n != nil; n = nextInOrder(n, false) {
+		if n.Type == html.ElementNode {
+			if r := headingRank(n); r > 0 {
+				return r <= rank
+			}
+			if n.DataAtom == atom.Img || n.DataAtom == atom.Table || n.DataAtom == atom.Pre {
+				return false
+			}
+		}
+		if n.Type == html.TextNode && strings.TrimSpace(n.Data) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// nextInOrder is the node after n in document order; skip leaves n's
+// children out.
+func nextInOrder(n *html.Node, skip bool) *html.Node {
+	if !skip && n.FirstChild != nil {
+		return n.FirstChild
+	}
+	for ; n != nil; n = n.Parent {
+		if n.NextSibling != nil {
+			return n.NextSibling
+		}
+	}
+	return nil
+}
+
+func headingRank(n *html.Node) int {
+	switch n.DataAtom {
+	case atom.H1:
+		return 1
+	case atom.H2:
+		return 2
+	case atom.H3:
+		return 3
+	case atom.H4:
+		return 4
+	case atom.H5:
+		return 5
+	case atom.H6:
+		return 6
+	}
+	return 0
+}
+
+var blockAtoms = map[atom.Atom]bool{
+	atom.P: true, atom.Div: true, atom.Section: true, atom.Li: true, atom.H1: true, atom.H2: true, atom.H3: true,
+	atom.H4: true, atom.H5: true, atom.H6: true, atom.Span: false, atom.Header: true, atom.Blockquote: false,
+	atom.Dd: true, atom.Dt: true, atom.Figure: true,
+}
+
+func isBlock(n *html.Node) bool { return blockAtoms[n.DataAtom] }
+
+func hasBlockChild(n *html.Node) bool {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && (isBlock(c) || c.DataAtom == atom.Ul || c.DataAtom == atom.Ol ||
+			c.DataAtom == atom.Table || c.DataAtom == atom.Blockquote || c.DataAtom == atom.Pre) {
+			return true
+		}
+	}
+	return false
+}
+
+func insideList(n *html.Node) bool {
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p.Type == html.ElementNode && (p.DataAtom == atom.Li || p.DataAtom == atom.Td || p.DataAtom == atom.Th) {
+			return true
+		}
+	}
+	return false
+}
+
+func insideFigureWithMedia(n *html.Node) bool {
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p.Type == html.ElementNode && p.DataAtom == atom.Figure {
+			return holdsMedia(p)
+		}
+	}
+	return false
+}
+
+func holdsMedia(n *html.Node) bool {
+	return findFirst(n, func(x *html.Node) bool {
+		return x.DataAtom == atom.Img || x.DataAtom == atom.Picture || x.DataAtom == atom.Video
+	}) != nil
+}
+
+func holdsTime(n *html.Node) bool {
+	return findFirst(n, func(x *html.Node) bool { return x.DataAtom == atom.Time }) != nil
+}
+
+func textRunes(n *html.Node) int {
+	c := 0
+	walk(n, func(x *html.Node) bool {
+		if x.Type == html.TextNode {
+			c += utf8.RuneCountInString(strings.TrimSpace(x.Data))
+		}
+		return true
+	})
+	return c
+}
+
+func linkRunes(n *html.Node) int {
+	c := 0
+	walk(n, func(x *html.Node) bool {
+		if x.Type == html.ElementNode && x.DataAtom == atom.A {
+			c += textRunes(x)
+			return false
+		}
+		return true
+	})
+	return c
+}
+
+func wordCount(s string) int { return len(strings.Fields(s)) }

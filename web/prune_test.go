@@ -1,0 +1,53 @@
+package web
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// TestPruneBoilerplate extracts an article that carries the furniture the
+// pruning rules are for, and checks what goes and what stays.
+func TestPruneBoilerplate(t *testing.T) {
+	para := func(s string) string {
+		return "<p>" + s + " " + strings.Repeat("The council met for a long session and voted on many items. ", 4) + "</p>"
+	}
+	doc := `<html><head><title>Council votes</title></head><body><article>
+<h1>Council votes</h1>
+<p class="byline">By Ana Ruiz - 11/18/19 11:04 PM EST</p>
+<figure><img src="https://img.example/a.jpg" alt="The hall"><figcaption>The hall on Monday. Credit: Jo Bloggs</figcaption><div>6</div></figure>
+` + para("First paragraph of the story.") + `
+<div>Advertisement</div>
+<p><strong>READ MORE:</strong> <a href="/other">Another story about something else</a></p>
+` + para("By 2020, the council had grown.") + `
+<ul><li><a href="/a">Related story one</a></li><li><a href="/b">Related story two</a></li></ul>
+<ul><li><a href="/c">Day Break</a>, a 2006 television series</li><li><a href="/d">Groundhog Day</a>, a 1993 film</li></ul>
+<h3>Close</h3>
+` + para("The close of the meeting came late.") + `
+<table><tr><th>Item</th><th>Votes</th></tr><tr><td>Budget</td><td>4</td></tr></table>
+<div class="share-tools"><a href="/share">Share this article</a></div>
+<p>Please <a href="/share">share</a> your views with the council.</p>
+` + para("Last paragraph of the story.") + `
+<p><em>Have a tip? Write to <a href="mailto:ana@example.com">ana@example.com</a>.</em></p>
+<p>© 2019 The Example Times. All rights reserved.</p>
+</article></body></html>`
+	u, _ := url.Parse("https://news.example/council")
+	p, err := ExtractHTML(doc, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := p.Markdown
+	for _, gone := range []string{"By Ana Ruiz", "The hall on Monday", "Credit:", "Advertisement", "READ MORE",
+		"Related story one", "Share this article", "Have a tip?", "© 2019"} {
+		if strings.Contains(md, gone) {
+			t.Errorf("Markdown keeps %q:\n%s", gone, md)
+		}
+	}
+	for _, kept := range []string{"First paragraph", "By 2020, the council had grown.", "![The hall](https://img.example/a.jpg)",
+		"Day Break", "a 2006 television series", "### Close", "| Budget | 4 |", "Please [share](https://news.example/share) your views",
+		"Last paragraph"} {
+		if !strings.Contains(md, kept) {
+			t.Errorf("Markdown lacks %q:\n%s", kept, md)
+		}
+	}
+}
