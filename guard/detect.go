@@ -65,7 +65,7 @@ type regexRule struct {
 	// anchored is re anchored at the window start, for rules whose match
 	// starts at the trigger (before == 0): each trigger then costs one
 	// attempt that usually fails within a few bytes.
-	anchored *regexp.Regexp
+	anchored *lazyRegexp
 }
 
 // maxWindow caps a merged window, so a requirement is tested near its
@@ -236,7 +236,7 @@ func compile() *detectors {
 	d := &detectors{rules: regexRules()}
 	for i := range d.rules {
 		if d.rules[i].before == 0 {
-			d.rules[i].anchored = regexp.MustCompile(`^(?:` + d.rules[i].re.String() + `)`)
+			d.rules[i].anchored = newLazyRegexp(`^(?:` + d.rules[i].re.String() + `)`)
 		}
 	}
 	// The tables are generated (see tables.go); they are built here only

@@ -6,9 +6,23 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"sync"
 	"unsafe"
 )
+
+// lazyRegexp is a regular expression compiled on its first use: the
+// anchored variants of the rules cost as much to compile as the rules
+// themselves, and most texts reach few of them.
+type lazyRegexp struct{ re func() *regexp.Regexp }
+
+func newLazyRegexp(expr string) *lazyRegexp {
+	return &lazyRegexp{re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })}
+}
+
+// FindSubmatchIndex is regexp.Regexp's.
+func (l *lazyRegexp) FindSubmatchIndex(b []byte) []int { return l.re().FindSubmatchIndex(b) }
 
 // The automata of the phrases (hundreds of thousands of nodes) cost about
 // 300 ms and 60 MB of allocations to build, which every process that filters
@@ -174,9 +188,15 @@ func (r *tablesReader) u32() uint32 {
 		r.err = errTablesShort
 		return 0
 	}
-	v := binary.LittleEndian.Uint32([]byte(r.s[r.off : r.off+4]))
+	v := le32(r.s[r.off:])
 	r.off += 4
 	return v
+}
+
+// le32 reads a little-endian uint32 at the start of s.
+func le32(s string) uint32 {
+	_ = s[3]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 func (r *tablesReader) int32s() []int32 {
@@ -195,7 +215,7 @@ func (r *tablesReader) int32s() []int32 {
 	}
 	out := make([]int32, n)
 	for i := range out {
-		out[i] = int32(binary.LittleEndian.Uint32([]byte(data[4*i:])))
+		out[i] = int32(le32(data[4*i:]))
 	}
 	return out
 }
@@ -262,7 +282,7 @@ func (d *detectors) decodeTables(data string, fp [32]byte) error {
 	for i := range d.meta {
 		e := meta[8*i:]
 		d.meta[i] = patternMeta{kind: e[0], cat: e[1], prefix: e[2] == 1, wordStart: e[3] == 1, wordEnd: e[4] == 1, rule: e[5],
-			length: binary.LittleEndian.Uint16([]byte(e[6:8]))}
+			length: uint16(e[6]) | uint16(e[7])<<8}
 	}
 	d.spacedLen = make([]int, len(lens))
 	for i, n := range lens {
