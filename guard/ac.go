@@ -47,7 +47,9 @@ func newMatcher(patterns []string) *matcher {
 			order = append(order, int32(i))
 		}
 	}
-	sort.Slice(order, func(a, b int) bool { return patterns[order[a]] < patterns[order[b]] })
+	// Equal patterns keep their order, so the build is deterministic (the
+	// generated tables must not depend on the sort algorithm).
+	sort.SliceStable(order, func(a, b int) bool { return patterns[order[a]] < patterns[order[b]] })
 	// In sorted order each pattern adds the nodes after its common prefix
 	// with the one before it, which gives the exact node count.
 	capNodes := 1

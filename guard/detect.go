@@ -65,7 +65,7 @@ type regexRule struct {
 	// anchored is re anchored at the window start, for rules whose match
 	// starts at the trigger (before == 0): each trigger then costs one
 	// attempt that usually fails within a few bytes.
-	anchored *regexp.Regexp
+	anchored *lazyRegexp
 }
 
 // maxWindow caps a merged window, so a requirement is tested near its
@@ -233,12 +233,25 @@ func regexRules() []regexRule {
 }
 
 func compile() *detectors {
-	d := &detectors{rules: append(regexRules(), addressedRules()...), typo: map[string]string{}}
+	d := &detectors{rules: append(regexRules(), addressedRules()...)}
 	for i := range d.rules {
 		if d.rules[i].before == 0 {
-			d.rules[i].anchored = regexp.MustCompile(`^(?:` + d.rules[i].re.String() + `)`)
+			d.rules[i].anchored = newLazyRegexp(`^(?:` + d.rules[i].re.String() + `)`)
 		}
 	}
+	// The tables are generated (see tables.go); they are built here only
+	// when the generated file does not match the phrases and triggers.
+	if !d.loadTables(generatedTables) {
+		d.buildTables()
+	}
+	return d
+}
+
+// buildTables builds the automata and the tables of the phrases, the
+// triggers and the ROT13 words, which is what go generate stores in
+// rules_tables.bin.
+func (d *detectors) buildTables() {
+	d.typo = map[string]string{}
 	var patterns []string
 	seen := map[string]bool{}
 	spacedSeen := map[string]bool{}
@@ -287,7 +300,7 @@ func compile() *detectors {
 			}
 		}
 	}
-	for _, extra := range []string{"jailbreak", "systemprompt", "developermode", "ignoreprevious", "ignoreallprevious", "disregardprevious"} {
+	for _, extra := range spacedExtras {
 		if !spacedSeen[extra] {
 			spacedPatterns = append(spacedPatterns, extra)
 			d.spacedLen = append(d.spacedLen, len(extra))
@@ -308,8 +321,10 @@ func compile() *detectors {
 	}
 	d.ac = newMatcher(patterns)
 	d.spaced = newMatcher(spacedPatterns)
-	return d
 }
+
+// spacedExtras are spelled-out words matched besides the core phrases.
+var spacedExtras = []string{"jailbreak", "systemprompt", "developermode", "ignoreprevious", "ignoreallprevious", "disregardprevious"}
 
 func isASCIILetters(w string) bool {
 	for i := 0; i < len(w); i++ {

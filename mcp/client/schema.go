@@ -5,23 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	"github.com/google/jsonschema-go/jsonschema"
 )
-
-var printer = message.NewPrinter(language.English)
 
 // schemaDoc is a tool's input schema as Steward keeps it: normalized,
 // with its descriptions filtered, and compiled for checking arguments.
 type schemaDoc struct {
 	doc      map[string]any
-	compiled *jsonschema.Schema
+	compiled *jsonschema.Resolved
 }
 
 // normalizeSchema reads a server's input schema and makes it what every
@@ -146,51 +143,72 @@ func collectSchemaTexts(doc map[string]any) []schemaText {
 }
 
 // compileSchema checks doc as JSON Schema and compiles it for checking
-// arguments. It loads nothing: a $ref outside the document is refused.
-func compileSchema(doc map[string]any) (*jsonschema.Schema, error) {
-	b, err := json.Marshal(doc)
+// arguments, with github.com/google/jsonschema-go (draft 2020-12 and
+// draft-07), which the MCP SDK links anyway and which costs nothing at
+// start-up. It loads nothing: a $ref outside the document is refused.
+func compileSchema(doc map[string]any) (*jsonschema.Resolved, error) {
+	b, err := json.Marshal(lenientPatterns(doc, 0))
 	if err != nil {
 		return nil, err
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(noLoader{})
-	c.UseRegexpEngine(lenientRegexp)
-	const loc = "mem:///input-schema.json"
-	if err := c.AddResource(loc, inst); err != nil {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("its input schema is not valid JSON Schema: %s", oneLine(err.Error()))
 	}
-	s, err := c.Compile(loc)
+	r, err := s.Resolve(&jsonschema.ResolveOptions{BaseURI: "mem:///input-schema.json", Loader: noLoader})
 	if err != nil {
 		return nil, fmt.Errorf("its input schema is not valid JSON Schema: %s", oneLine(err.Error()))
 	}
-	return s, nil
+	return r, nil
 }
 
 // noLoader refuses every reference to another document.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("the schema refers to another document (%s), which Steward does not load", url)
+func noLoader(u *url.URL) (*jsonschema.Schema, error) {
+	return nil, fmt.Errorf("the schema refers to another document (%s), which Steward does not load", u)
 }
 
-// lenientRegexp compiles a pattern with Go's engine; a pattern it cannot
-// read (ECMAScript look-arounds) is accepted without being checked here, so
-// the server, which wrote it, checks it.
-func lenientRegexp(s string) (jsonschema.Regexp, error) {
-	if re, err := regexp.Compile(s); err == nil {
-		return re, nil
+// lenientPatterns returns a copy of a schema without the patterns Go's
+// engine cannot read (ECMAScript look-arounds): they are accepted without
+// being checked here, so the server, which wrote them, checks them.
+func lenientPatterns(v any, depth int) any {
+	if depth > 64 {
+		return v
 	}
-	return anyMatch(s), nil
+	switch n := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(n))
+		for k, c := range n {
+			switch k {
+			case "pattern":
+				if p, ok := c.(string); ok {
+					if _, err := regexp.Compile(p); err != nil {
+						continue
+					}
+				}
+			case "patternProperties":
+				if pp, ok := c.(map[string]any); ok {
+					kept := map[string]any{}
+					for p, sub := range pp {
+						if _, err := regexp.Compile(p); err == nil {
+							kept[p] = lenientPatterns(sub, depth+1)
+						}
+					}
+					out[k] = kept
+					continue
+				}
+			}
+			out[k] = lenientPatterns(c, depth+1)
+		}
+		return out
+	case []any:
+		out := make([]any, len(n))
+		for i, c := range n {
+			out[i] = lenientPatterns(c, depth+1)
+		}
+		return out
+	}
+	return v
 }
-
-type anyMatch string
-
-func (a anyMatch) String() string          { return string(a) }
-func (a anyMatch) MatchString(string) bool { return true }
 
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
@@ -224,8 +242,8 @@ func checkArguments(sd *schemaDoc, args json.RawMessage) (json.RawMessage, error
 		return nil, err
 	}
 	if sd.compiled != nil {
-		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
-		if err != nil {
+		var inst any
+		if err := json.Unmarshal(out, &inst); err != nil {
 			return nil, err
 		}
 		if err := sd.compiled.Validate(inst); err != nil {
@@ -235,35 +253,21 @@ func checkArguments(sd *schemaDoc, args json.RawMessage) (json.RawMessage, error
 	return out, nil
 }
 
+// schemaPath is where jsonschema-go says a check failed.
+var schemaPath = regexp.MustCompile(`validating (?:root|/\S*): `)
+
 // validationMessage words a validation error for the model: where and
 // what, without the schema's location URL.
 func validationMessage(err error) string {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return oneLine(err.Error())
-	}
-	var parts []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			loc := "/" + strings.Join(e.InstanceLocation, "/")
-			if loc == "/" {
-				loc = "the arguments"
-			} else {
-				loc = "argument " + loc
-			}
-			parts = append(parts, loc+": "+e.ErrorKind.LocalizedString(printer))
-			return
+	msg := strings.ReplaceAll(err.Error(), "mem:///input-schema.json", "")
+	msg = schemaPath.ReplaceAllStringFunc(msg, func(m string) string {
+		p := strings.TrimSuffix(strings.TrimPrefix(m, "validating "), ": ")
+		if p == "root" {
+			return "the arguments: "
 		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	if len(parts) > 5 {
-		parts = append(parts[:5], fmt.Sprintf("and %d more", len(parts)-5))
-	}
-	return strings.Join(parts, "; ")
+		return "argument " + strings.ReplaceAll(strings.ReplaceAll(p, "/properties/", "/"), "/items/", "/[]/") + ": "
+	})
+	return oneLine(strings.ReplaceAll(msg, "the arguments: argument ", "argument "))
 }
 
 // pruneNulls removes null values of optional properties the schema does

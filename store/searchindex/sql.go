@@ -39,7 +39,9 @@ type Migration struct {
 type Schema struct {
 	// Name prefixes errors, e.g. "mailindex".
 	Name string
-	// Version is the current PRAGMA user_version.
+	// Version is the current PRAGMA user_version. An index already at
+	// Version is opened without running Create and After, so a change to
+	// either needs a new Version.
 	Version int
 	// Create creates the current schema's tables (IF NOT EXISTS).
 	Create string
@@ -66,6 +68,11 @@ func Migrate(ctx context.Context, db *sql.DB, s Schema) error {
 	}
 	if version > s.Version {
 		return fmt.Errorf("%s: the index has schema version %d, newer than this program's %d: use a newer program", s.Name, version, s.Version)
+	}
+	if version == s.Version && version > 0 {
+		// Made by this version: nothing to create, and no write lock to
+		// take, which every process that only reads would otherwise pay.
+		return nil
 	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
