@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,7 +96,10 @@ func TestInterruptStopsAPluginThatRuns(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(300 * time.Millisecond)
+		// Signal only once the plugin runs (in its child process): under
+		// load a signal sent after a fixed wait could reach steward before
+		// it had started at all.
+		waitForChildProcess(t, cmd.Process.Pid)
 		sent := time.Now()
 		cmd.Process.Signal(sig)
 		done := make(chan struct{})
@@ -207,4 +211,32 @@ CONFIG["SETTINGS"]["DataMailboxes.MinimumOutboundDataRestriction"] = "ONLY_CONFI
 	if !strings.Contains(r.stderr, `:9: DataTools.MinimumProviderConfidenceByToolId["read_web_page"]`) {
 		t.Fatalf("stderr must name file, line and entry: %s", r.stderr)
 	}
+}
+
+// waitForChildProcess waits until the process pid has a child process
+// (read from /proc), for at most 30 seconds.
+func waitForChildProcess(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+		for _, f := range stats {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			// pid (comm) state ppid ...; comm may hold spaces, so read
+			// after its closing parenthesis.
+			rest := string(b)
+			if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+				rest = rest[i+1:]
+			}
+			fields := strings.Fields(rest)
+			if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d started no plugin process within 30 s", pid)
 }
