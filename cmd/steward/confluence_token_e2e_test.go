@@ -26,7 +26,6 @@ func TestConfluenceTokenNeverLeaks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(bin)) })
 	t.Run("DataCenterPAT", func(t *testing.T) {
 		const pat = "pat-leakcheck-9f8e7d6c5b4a"
 		confluenceTokenNeverLeaks(t, bin, confluencetest.Options{Layout: confluencetest.DataCenter, Context: "/confluence", PAT: pat},
