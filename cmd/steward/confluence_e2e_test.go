@@ -17,13 +17,11 @@ import (
 // testnetBinary is steward built with the tag steward_testnet: the same
 // program, plus a made-up network read from STEWARD_TESTNET_* (see
 // testnet_on.go), so that it can reach a fake wiki "on the intranet" that
-// is really on loopback. Built once, on first use.
+// is really on loopback. Built once, on first use, next to the plain
+// binary, in the directory TestMain removes when every test is done (so
+// that no test removes it under another).
 var testnetBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "steward-testnet-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "steward")
+	bin := filepath.Join(filepath.Dir(binary), "steward-testnet")
 	if out, err := exec.Command("go", "build", "-tags", "steward_testnet", "-o", bin, ".").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building steward with the test network: %v\n%s", err, out)
 	}
@@ -48,7 +46,6 @@ func TestConfluenceEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(bin)) })
 	for _, mode := range []string{"REST", "SEARCH_PAGE"} {
 		t.Run(mode, func(t *testing.T) { confluenceEndToEnd(t, bin, mode) })
 	}

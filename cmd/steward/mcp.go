@@ -789,7 +789,7 @@ you know with the policy flags.`,
 			for _, kv := range envs {
 				k, v, ok := strings.Cut(kv, "=")
 				if !ok || k == "" {
-					return usagef("--env %q must be NAME=VALUE", k)
+					return usagef("--env %q must be NAME=VALUE, e.g. API_TOKEN=${API_TOKEN}", kv)
 				}
 				env[k] = v
 			}
