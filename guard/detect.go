@@ -2,7 +2,6 @@ package guard
 
 import (
 	"bytes"
-	"regexp"
 	"strings"
 	"sync"
 	"unicode"
@@ -53,9 +52,9 @@ type regexRule struct {
 	triggers []string
 	before   int // bytes of the window before a trigger
 	after    int // bytes of the window after a trigger
-	re       *regexp.Regexp
+	re       *lazyRegexp
 	// keywords, when set, must match the text of the first submatch.
-	keywords *regexp.Regexp
+	keywords *lazyRegexp
 	// sentenceStart requires the trigger to open a sentence, a line or a
 	// quoted or marked-up text.
 	sentenceStart bool
@@ -105,24 +104,29 @@ const (
 	aiNames       = `ai|a\.i\.|llms?|ai assistants?|ai agents?|language models?|chatbots?|chatgpt|claude|gpt|copilot|gemini|the assistant|the ai|the model|automated readers?|automated systems?|automated agents?|ai readers?|ai tools?|ai systems?`
 )
 
+// allRules is every structural rule the filter runs: the ones below and
+// those for instructions addressed to an AI reader (addressed.go). The
+// generated tables are fingerprinted over exactly this list.
+func allRules() []regexRule { return append(regexRules(), addressedRules()...) }
+
 func regexRules() []regexRule {
 	return []regexRule{
 		{
 			id: "override.structural", category: Override,
 			requires: []string{"instruction", "direction", "rule", "prompt", "guideline", "command", "order", "directive", "guidance", "constraint", "restriction", "guardrail", "programming", "context", "message", "polic", "limitation", "safeguard", "training"},
 			triggers: strings.Split(overrideVerbs, "|"), after: 260,
-			re: regexp.MustCompile(`\b(?:` + overrideVerbs + `) (?:(?:all|any|every|each|of|the|your|its|these|those|that|previously|earlier|formerly|given|stated|mentioned|provided|received|you|have|been|were|was|what|which|whatever|and|or|other|instructions|rules|other)[ ,]{1,2}){0,6}?(?:(?:` + priorAdj + `)[ ,]{1,2}(?:and [a-z-]+ )?){1,3}(?:` + instrNoun + `)\b`),
+			re: newLazyRegexp(`\b(?:` + overrideVerbs + `) (?:(?:all|any|every|each|of|the|your|its|these|those|that|previously|earlier|formerly|given|stated|mentioned|provided|received|you|have|been|were|was|what|which|whatever|and|or|other|instructions|rules|other)[ ,]{1,2}){0,6}?(?:(?:` + priorAdj + `)[ ,]{1,2}(?:and [a-z-]+ )?){1,3}(?:` + instrNoun + `)\b`),
 		},
 		{
 			id: "override.passive", category: Override,
 			triggers: []string{"ignored", "disregarded", "forgotten", "overridden", "revoked", "rescinded", "withdrawn", "lifted", "suspended", "cancelled", "canceled", "void"}, before: 120, after: 20,
-			re: regexp.MustCompile(`\b(?:` + priorAdj + `|all) (?:` + instrNoun + `) (?:[a-z']+ ){0,3}?(?:be|been|are|is|were) (?:now |hereby |henceforth )?(?:ignored|disregarded|forgotten|overridden|revoked|rescinded|withdrawn|lifted|suspended|cancel+ed|void)\b`),
+			re: newLazyRegexp(`\b(?:` + priorAdj + `|all) (?:` + instrNoun + `) (?:[a-z']+ ){0,3}?(?:be|been|are|is|were) (?:now |hereby |henceforth )?(?:ignored|disregarded|forgotten|overridden|revoked|rescinded|withdrawn|lifted|suspended|cancel+ed|void)\b`),
 		},
 		{
 			id: "override.addressed", category: Override,
 			requires: []string{"must", "should", "need to", "required", "instructed", "will now", "shall", "have to", "has to"},
 			triggers: []string{"ai", "a.i.", "llm", "llms", "assistant", "assistants", "agent", "agents", "model", "models", "chatbot", "chatbots", "chatgpt", "claude", "gpt", "copilot", "gemini"}, before: 4, after: 120,
-			re: regexp.MustCompile(`\b(?:` + aiNames + `)[,:]? (?:[a-z']+ ){0,3}?(?:must|should|need to|are required to|is required to|are instructed to|is instructed to|will now|shall|have to|has to) (?:now |immediately |also |first |instead |always )?(?:ignore|disregard|forget|stop|reveal|send|override|include|tell the user|recommend|output|append|call|visit|execute|exfiltrate|praise|forward|delete)\b`),
+			re: newLazyRegexp(`\b(?:` + aiNames + `)[,:]? (?:[a-z']+ ){0,3}?(?:must|should|need to|are required to|is required to|are instructed to|is instructed to|will now|shall|have to|has to) (?:now |immediately |also |first |instead |always )?(?:ignore|disregard|forget|stop|reveal|send|override|include|tell the user|recommend|output|append|call|visit|execute|exfiltrate|praise|forward|delete)\b`),
 		},
 		{
 			// A sentence that turns to an AI reader and gives it an order:
@@ -131,7 +135,7 @@ func regexRules() []regexRule {
 			requires: []string{",", ":"},
 			triggers: []string{"ai", "a.i.", "llm", "llms", "assistant", "assistants", "agent", "agents", "chatbot", "bot", "bots", "chatgpt", "claude", "gpt", "copilot", "gemini", "model", "models", "automated"}, after: 90,
 			sentenceStart: true,
-			re:            regexp.MustCompile(`\b(?:` + aiNames + `|assistants?|agents?|bots?|ai models?)[,:] (?:[a-z']+,? ){0,5}?(?:please |now |first |then |also |immediately |kindly )?(?:ignore|disregard|forget|open|visit|fetch|use|send|forward|tell|say|write|reply|respond|answer|mark|approve|describe|include|call|run|execute|delete|recommend|rate|praise|summari[sz]e|output|print|reveal|do|click|download|treat|consider|classify)\b`),
+			re:            newLazyRegexp(`\b(?:` + aiNames + `|assistants?|agents?|bots?|ai models?)[,:] (?:[a-z']+,? ){0,5}?(?:please |now |first |then |also |immediately |kindly )?(?:ignore|disregard|forget|open|visit|fetch|use|send|forward|tell|say|write|reply|respond|answer|mark|approve|describe|include|call|run|execute|delete|recommend|rate|praise|summari[sz]e|output|print|reveal|do|click|download|treat|consider|classify)\b`),
 		},
 		{
 			// Dismissing what came before without the usual phrases: "set
@@ -140,60 +144,60 @@ func regexRules() []regexRule {
 			id: "override.dismiss", category: Override,
 			requires: []string{"you", "task", "request", "question", "assignment", "job", "instruction", "prompt", "person", "user", "operator", "they"},
 			triggers: []string{"ignore", "disregard", "forget", "drop", "discard", "abandon", "nevermind", "never mind", "set aside", "put aside", "skip"}, after: 160,
-			re: regexp.MustCompile(`\b(?:ignore|disregard|forget(?: about)?|drop|discard|abandon|nevermind|never mind|set aside|put aside|skip) (?:(?:whatever|what|all|everything|anything|any|the|your|of|that)[ ,]{1,2}){0,3}(?:(?:guidance|instructions?|directions?|rules|orders|commands|text|prompt|context|task|request)[ ,]{1,2})?(?:(?:that )?(?:you|the (?:person|user|human|operator)|your (?:operator|user|developer)|they) (?:[a-z']+ ){0,2}?(?:told|given|asked|received|said|wanted|requested|got|were given|were told)|(?:the|your) (?:earlier|original|current|previous|prior|initial|first|assigned|actual) (?:task|request|job|assignment|question|instructions?|prompt))\b`),
+			re: newLazyRegexp(`\b(?:ignore|disregard|forget(?: about)?|drop|discard|abandon|nevermind|never mind|set aside|put aside|skip) (?:(?:whatever|what|all|everything|anything|any|the|your|of|that)[ ,]{1,2}){0,3}(?:(?:guidance|instructions?|directions?|rules|orders|commands|text|prompt|context|task|request)[ ,]{1,2})?(?:(?:that )?(?:you|the (?:person|user|human|operator)|your (?:operator|user|developer)|they) (?:[a-z']+ ){0,2}?(?:told|given|asked|received|said|wanted|requested|got|were given|were told)|(?:the|your) (?:earlier|original|current|previous|prior|initial|first|assigned|actual) (?:task|request|job|assignment|question|instructions?|prompt))\b`),
 		},
 		{
 			id: "override.outdated", category: Override,
 			requires: []string{" as "},
 			triggers: []string{"treat", "consider", "regard"}, after: 160,
-			re: regexp.MustCompile(`\b(?:treat|consider|regard) (?:everything|all|anything|the text|the instructions|whatever you (?:were|have been) (?:told|given)) (?:[a-z']+ ){0,4}?(?:above|before|preceding|prior|earlier|until now|so far)[a-z ]{0,30}? as (?:outdated|void|irrelevant|obsolete|invalid|cancel+ed|null|superseded|a test|fake|spam|noise)\b`),
+			re: newLazyRegexp(`\b(?:treat|consider|regard) (?:everything|all|anything|the text|the instructions|whatever you (?:were|have been) (?:told|given)) (?:[a-z']+ ){0,4}?(?:above|before|preceding|prior|earlier|until now|so far)[a-z ]{0,30}? as (?:outdated|void|irrelevant|obsolete|invalid|cancel+ed|null|superseded|a test|fake|spam|noise)\b`),
 		},
 		{
 			id: "override.no_longer_applies", category: Override,
 			requires: []string{"no longer", "void", "cancel", "revoked", "obsolete", "irrelevant", "invalid"},
 			triggers: []string{"given", "told", "received"}, before: 60, after: 90,
-			re: regexp.MustCompile(`\b(?:you were (?:given|told)|you (?:have )?received|given to you|you have been (?:given|told))(?: [a-z']+){0,6} (?:no longer (?:applies|apply|matters?|counts?|holds?|valid)|(?:is|are) (?:now )?(?:void|cancel+ed|revoked|obsolete|irrelevant|invalid))\b`),
+			re: newLazyRegexp(`\b(?:you were (?:given|told)|you (?:have )?received|given to you|you have been (?:given|told))(?: [a-z']+){0,6} (?:no longer (?:applies|apply|matters?|counts?|holds?|valid)|(?:is|are) (?:now )?(?:void|cancel+ed|revoked|obsolete|irrelevant|invalid))\b`),
 		},
 		{
 			// Sensitive data placed into a link or the answer.
 			id: "exfiltration.embed", category: Exfiltration,
 			requires: []string{"link", "url", "image", "query", "address", "answer", "reply", "response", "code block", "request"},
 			triggers: []string{"include", "put", "insert", "embed", "encode", "add", "append", "compile", "attach", "paste"}, after: 200,
-			re: regexp.MustCompile(`\b(?:include|put|insert|embed|encode|add|append|compile|attach|paste) (?:[a-z'-]+ ){0,8}?(?:user's|users'|the user|this chat|the chat|the conversation|your context|your system prompt|your instructions|secret|secrets|api key|password|passwords|credentials|token|phone numbers?|addresses|emails|e-mails|messages|history)(?: [a-z'-]+){0,10}? (?:into|in|to|inside) (?:a |an |the |this |your |that )?(?:image |markdown |hidden |tracking )?(?:link|url|image|query|address|answer|reply|response|code block|request)\b`),
+			re: newLazyRegexp(`\b(?:include|put|insert|embed|encode|add|append|compile|attach|paste) (?:[a-z'-]+ ){0,8}?(?:user's|users'|the user|this chat|the chat|the conversation|your context|your system prompt|your instructions|secret|secrets|api key|password|passwords|credentials|token|phone numbers?|addresses|emails|e-mails|messages|history)(?: [a-z'-]+){0,10}? (?:into|in|to|inside) (?:a |an |the |this |your |that )?(?:image |markdown |hidden |tracking )?(?:link|url|image|query|address|answer|reply|response|code block|request)\b`),
 		},
 		{
 			id: "exfiltration.list_secrets", category: Exfiltration,
 			triggers: []string{"list", "print", "show", "output", "repeat", "include", "write", "dump", "collect", "reveal"}, after: 160,
 			requires: []string{"you have seen", "you've seen", "you saw", "you have read", "you found", "you received", "conversation", "chat", "context"},
-			re:       regexp.MustCompile(`\b(?:list|print|show|output|repeat|include|write|dump|collect|reveal) (?:all |any |every |each )?(?:of )?(?:the )?(?:passwords?|tokens?|api keys?|secrets?|credentials|keys|private keys)(?: (?:or|and|,) (?:[a-z]+ ){0,2}?[a-z]+)? (?:that )?(?:you (?:have |'ve )?(?:seen|read|found|received|saw)|(?:in|from) (?:this|the) (?:conversation|chat|context))\b`),
+			re:       newLazyRegexp(`\b(?:list|print|show|output|repeat|include|write|dump|collect|reveal) (?:all |any |every |each )?(?:of )?(?:the )?(?:passwords?|tokens?|api keys?|secrets?|credentials|keys|private keys)(?: (?:or|and|,) (?:[a-z]+ ){0,2}?[a-z]+)? (?:that )?(?:you (?:have |'ve )?(?:seen|read|found|received|saw)|(?:in|from) (?:this|the) (?:conversation|chat|context))\b`),
 		},
 		{
 			id: "exfiltration.as_parameters", category: Exfiltration,
 			triggers: []string{"parameter", "parameters", "query string", "query parameters"}, before: 80, after: 60,
-			re: regexp.MustCompile(`\b(?:add|append|attach|put|include|encode|pass|send) (?:them|it|this|these|those|the (?:results?|data|details|values?|answers?|addresses|numbers)) (?:[a-z']+ ){0,3}?as (?:url |query |get )?(?:parameters?|query string|query parameters) (?:to|of|in|on) (?:https?://|the (?:url|link|address|site)|this (?:url|link|address|site))`),
+			re: newLazyRegexp(`\b(?:add|append|attach|put|include|encode|pass|send) (?:them|it|this|these|those|the (?:results?|data|details|values?|answers?|addresses|numbers)) (?:[a-z']+ ){0,3}?as (?:url |query |get )?(?:parameters?|query string|query parameters) (?:to|of|in|on) (?:https?://|the (?:url|link|address|site)|this (?:url|link|address|site))`),
 		},
 		{
 			id: "exfiltration.secret_from_context", category: Exfiltration,
 			triggers: []string{"secret", "api", "password", "credentials", "token", "key"}, after: 120,
-			re: regexp.MustCompile(`\b(?:secret key|secret|api key|api keys|password|passwords|credentials|access token|token|key)s? (?:from|in|of|stored in|inside) (?:your|the) (?:context|system prompt|instructions|memory|configuration|environment|conversation|chat history|tools?)\b`),
+			re: newLazyRegexp(`\b(?:secret key|secret|api key|api keys|password|passwords|credentials|access token|token|key)s? (?:from|in|of|stored in|inside) (?:your|the) (?:context|system prompt|instructions|memory|configuration|environment|conversation|chat history|tools?)\b`),
 		},
 		{
 			id: "exfiltration.send", category: Exfiltration,
 			requires: []string{"http", "@", "url", "address", "endpoint", "webhook", "server", "link", ".com", ".net", ".org", ".io", ".ru", ".xyz", ".top", ".cn", ".site", ".info", ".biz", ".co"},
 			triggers: []string{"send", "forward", "post", "upload", "email", "e-mail", "transmit", "exfiltrate", "leak", "submit", "copy", "paste"}, after: 260,
-			re: regexp.MustCompile(`\b(?:send|forward|post|upload|e-?mail|transmit|exfiltrate|leak|submit|copy|paste) (?:(?:the|all|of|this|that|entire|whole|full|complete|current|your|any|every|recent|last|previous|these|our) ){0,4}(?:(?:the )?(?:user's|users'|user|customer's|recipient's) (?:[a-z'-]+ ){0,2}?[a-z'-]+|conversation(?: history| log| so far)?|chat(?: history| log| transcript)?|transcript|message history|previous messages|context window|memory|memories|system prompt|hidden instructions|session tokens?|cookies|secrets) (?:[a-z'-]+ ){0,4}?(?:to|at|into|via) (?:https?://|[a-z0-9.+_-]+@[a-z0-9-]+\.|the (?:following )?(?:url|address|endpoint|webhook|server|link)|this (?:url|address|endpoint|webhook|server|link)|my (?:server|endpoint|webhook|email|site|website|address)|[a-z0-9-]+\.(?:com|net|org|io|ru|xyz|top|cn|site|info|biz|co)\b)`),
+			re: newLazyRegexp(`\b(?:send|forward|post|upload|e-?mail|transmit|exfiltrate|leak|submit|copy|paste) (?:(?:the|all|of|this|that|entire|whole|full|complete|current|your|any|every|recent|last|previous|these|our) ){0,4}(?:(?:the )?(?:user's|users'|user|customer's|recipient's) (?:[a-z'-]+ ){0,2}?[a-z'-]+|conversation(?: history| log| so far)?|chat(?: history| log| transcript)?|transcript|message history|previous messages|context window|memory|memories|system prompt|hidden instructions|session tokens?|cookies|secrets) (?:[a-z'-]+ ){0,4}?(?:to|at|into|via) (?:https?://|[a-z0-9.+_-]+@[a-z0-9-]+\.|the (?:following )?(?:url|address|endpoint|webhook|server|link)|this (?:url|address|endpoint|webhook|server|link)|my (?:server|endpoint|webhook|email|site|website|address)|[a-z0-9-]+\.(?:com|net|org|io|ru|xyz|top|cn|site|info|biz|co)\b)`),
 		},
 		{
 			id: "exfiltration.url_placeholder", category: Exfiltration,
 			requires: []string{"{", "[", "%7b", "%5b", "<", "${"},
 			triggers: []string{"http"}, after: 300,
-			re: regexp.MustCompile(`\bhttps?://[^ )"'>]{0,200}?[?&/=](?:[a-z_-]{0,20}=)?(?:\{|\[|%7b|%5b|<|\$\{)(?:the )?(?:user'?s?[ _-]?|users'[ _-]?|all[ _-]|full[ _-]|entire[ _-])?(?:conversation|chat|history|data|secrets?|prompt|summary|messages?|emails?|passwords?|keys?|api[ _-]?keys?|tokens?|memory|context|info|information|name|address|credentials?|query)`),
+			re: newLazyRegexp(`\bhttps?://[^ )"'>]{0,200}?[?&/=](?:[a-z_-]{0,20}=)?(?:\{|\[|%7b|%5b|<|\$\{)(?:the )?(?:user'?s?[ _-]?|users'[ _-]?|all[ _-]|full[ _-]|entire[ _-])?(?:conversation|chat|history|data|secrets?|prompt|summary|messages?|emails?|passwords?|keys?|api[ _-]?keys?|tokens?|memory|context|info|information|name|address|credentials?|query)`),
 		},
 		{
 			id: "agent_manipulation.tool_call", category: AgentManipulation,
 			requires: []string{"_"},
 			triggers: []string{"tool"}, before: 80, after: 4,
-			re: regexp.MustCompile(`\b(?:call|invoke|use|run|execute|trigger) (?:the |your )?[a-z0-9]+_[a-z0-9_]+ tool\b`),
+			re: newLazyRegexp(`\b(?:call|invoke|use|run|execute|trigger) (?:the |your )?[a-z0-9]+_[a-z0-9_]+ tool\b`),
 		},
 		{
 			// A role line inside running text, after a sentence break, a
@@ -202,7 +206,7 @@ func regexRules() []regexRule {
 			id: "role_override.inline_turn", category: RoleOverride,
 			triggers: []string{"system", "assistant", "human", "developer", "admin", "administrator"}, after: 60,
 			sentenceStart: true,
-			re:            regexp.MustCompile(`\b(?:system|assistant|human|developer|admin|administrator)(?: message| prompt| note| override)? ?: ?(?:you |you're |your |ignore\b|disregard\b|forget\b|from now on|new (?:instructions|rules|task|role)\b|override\b)`),
+			re:            newLazyRegexp(`\b(?:system|assistant|human|developer|admin|administrator)(?: message| prompt| note| override)? ?: ?(?:you |you're |your |ignore\b|disregard\b|forget\b|from now on|new (?:instructions|rules|task|role)\b|override\b)`),
 		},
 		{
 			// A note addressed to an automated reader and ending in a colon
@@ -211,14 +215,14 @@ func regexRules() []regexRule {
 			// this page, …".
 			id: "agent_manipulation.note", category: AgentManipulation,
 			triggers: []string{"message", "note", "notice", "memo", "instruction", "instructions"}, after: 110,
-			re: regexp.MustCompile(`\b(?:message|note|notice|memo|instructions?) (?:for|to) (?:the |any |all |every |each |an? )?(?:ai|a\.i\.|bots?|chatbots?|assistants?|agents?|llms?|language models?|ai (?:assistants?|agents?|models?|readers?|systems?|tools?)|automated (?:readers?|agents?|systems?|tools?))(?: (?:reading|processing|summari[sz]ing|parsing|crawling|indexing|analy[sz]ing|that reads|which reads|who reads|that processes)(?: [a-z']+){0,3})? ?[:,] [a-z]`),
+			re: newLazyRegexp(`\b(?:message|note|notice|memo|instructions?) (?:for|to) (?:the |any |all |every |each |an? )?(?:ai|a\.i\.|bots?|chatbots?|assistants?|agents?|llms?|language models?|ai (?:assistants?|agents?|models?|readers?|systems?|tools?)|automated (?:readers?|agents?|systems?|tools?))(?: (?:reading|processing|summari[sz]ing|parsing|crawling|indexing|analy[sz]ing|that reads|which reads|who reads|that processes)(?: [a-z']+){0,3})? ?[:,] [a-z]`),
 		},
 		{
 			id: "markup_evasion.hidden_style", category: MarkupEvasion,
 			requires: []string{">"},
 			triggers: []string{"display", "visibility", "font-size", "opacity", "color"}, after: 800,
-			re:       regexp.MustCompile(`\b(?:display ?: ?none|visibility ?: ?hidden|font-size ?: ?(?:0(?:\.[0-9]+)?(?:px|pt|em|rem)?|[12](?:\.[0-9]+)?(?:px|pt))\b|opacity ?: ?0(?:\.0+)?\b|color ?: ?(?:white|#fff\b|#f[a-f0-9]f[a-f0-9]f[a-f0-9]|transparent|rgba\([0-9, ]+, ?0\)|rgb\(2[45][0-9], ?2[45][0-9], ?2[45][0-9]\)))[^<>]{0,200}>([^<]{1,600})`),
-			keywords: regexp.MustCompile(`\b(?:ai|assistant|assistants|language model|llm|llms|chatgpt|claude|instructions?|prompt|ignore|disregard|summar(?:y|ize|ise))\b`),
+			re:       newLazyRegexp(`\b(?:display ?: ?none|visibility ?: ?hidden|font-size ?: ?(?:0(?:\.[0-9]+)?(?:px|pt|em|rem)?|[12](?:\.[0-9]+)?(?:px|pt))\b|opacity ?: ?0(?:\.0+)?\b|color ?: ?(?:white|#fff\b|#f[a-f0-9]f[a-f0-9]f[a-f0-9]|transparent|rgba\([0-9, ]+, ?0\)|rgb\(2[45][0-9], ?2[45][0-9], ?2[45][0-9]\)))[^<>]{0,200}>([^<]{1,600})`),
+			keywords: newLazyRegexp(`\b(?:ai|assistant|assistants|language model|llm|llms|chatgpt|claude|instructions?|prompt|ignore|disregard|summar(?:y|ize|ise))\b`),
 		},
 		{
 			id: "markup_evasion.latex_hidden", category: MarkupEvasion,
@@ -226,14 +230,14 @@ func regexRules() []regexRule {
 			// The readable view decodes the \t of \textcolor and the \f of
 			// \fontsize as escapes, so the triggers start after them.
 			triggers: []string{"extcolor", "color", "phantom", "ontsize"}, after: 700,
-			re:       regexp.MustCompile(`(?:extcolor ?\{ ?white ?\}|color ?\{ ?white ?\}|phantom|ontsize ?\{ ?0(?:\.[0-9]+)?(?:pt)? ?\})[^{]{0,40}\{([^}]{1,600})`),
-			keywords: regexp.MustCompile(`\b(?:ai|assistant|language model|llm|chatgpt|claude|instructions?|prompt|ignore|disregard|reviewer|summar(?:y|ize|ise))\b`),
+			re:       newLazyRegexp(`(?:extcolor ?\{ ?white ?\}|color ?\{ ?white ?\}|phantom|ontsize ?\{ ?0(?:\.[0-9]+)?(?:pt)? ?\})[^{]{0,40}\{([^}]{1,600})`),
+			keywords: newLazyRegexp(`\b(?:ai|assistant|language model|llm|chatgpt|claude|instructions?|prompt|ignore|disregard|reviewer|summar(?:y|ize|ise))\b`),
 		},
 	}
 }
 
 func compile() *detectors {
-	d := &detectors{rules: append(regexRules(), addressedRules()...)}
+	d := &detectors{rules: allRules()}
 	for i := range d.rules {
 		if d.rules[i].before == 0 {
 			d.rules[i].anchored = newLazyRegexp(`^(?:` + d.rules[i].re.String() + `)`)

@@ -15,7 +15,7 @@ var updateTables = flag.Bool("update-tables", false, "write rules_tables.bin fro
 // phrases, triggers and build code of this tree produce; with
 // -update-tables it writes the file.
 func TestRuleTablesUpToDate(t *testing.T) {
-	d := &detectors{rules: regexRules()}
+	d := &detectors{rules: allRules()}
 	d.buildTables()
 	want := encodeTables(d, tablesFingerprint(d.rules))
 	if *updateTables {
@@ -48,7 +48,7 @@ func TestRuleTablesUpToDate(t *testing.T) {
 // are refused (and compile then builds its own), and that a cut file is
 // refused rather than read.
 func TestRuleTablesStaleFallsBack(t *testing.T) {
-	rules := regexRules()
+	rules := allRules()
 	var d detectors
 	d.rules = rules
 	other := append([]regexRule(nil), rules...)
