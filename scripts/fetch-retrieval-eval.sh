@@ -15,13 +15,13 @@
 #               English words, 100 dimensions, trained on Wikipedia 2014
 #               and Gigaword 5, not on the collection evaluated.
 #
-# A bare mirror of the repository under $REALDATA_MIRROR (default
-# /work/.mirror/owner+name/repo) is used when it holds the commit;
-# otherwise the commit is fetched from GitHub. Needs git, npm and tar.
+# When $REALDATA_MIRROR names a folder of bare mirrors (laid out as
+# owner+name/repo), the mirror is used if it holds the commit; otherwise the
+# commit is fetched from GitHub. Needs git, npm and tar.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dest=${STEWARD_EVALDATA:-$root/.evaldata}
-mirror=${REALDATA_MIRROR:-/work/.mirror}
+mirror=${REALDATA_MIRROR:-}
 mkdir -p "$dest"
 
 repo=DrDesignX/Simple_IR
@@ -32,7 +32,7 @@ if [ ! -f "$dir/.commit" ] || [ "$(cat "$dir/.commit")" != "$commit" ]; then
 	rm -rf "$dir" && mkdir -p "$dir"
 	bare="$mirror/${repo/\//+}/repo"
 	# shellcheck disable=SC2086
-	if [ -d "$bare" ] && git --git-dir="$bare" cat-file -e "$commit^{commit}" 2>/dev/null; then
+	if [ -n "$mirror" ] && [ -d "$bare" ] && git --git-dir="$bare" cat-file -e "$commit^{commit}" 2>/dev/null; then
 		git --git-dir="$bare" archive "$commit" -- $files | tar -x -C "$dir"
 	else
 		tmp=$(mktemp -d)
