@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -197,13 +196,6 @@ func perfQueries(vocab []string, n int) []perfQuery {
 	return qs
 }
 
-func percentile(ds []time.Duration, p float64) float64 {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := int(p * float64(len(s)-1))
-	return float64(s[i].Microseconds()) / 1000
-}
-
 // BenchmarkSearchLatency reports p50/p95 milliseconds of word and hybrid
 // (words, vector, fusion and the summaries of a page of 10) searches over
 // a mixed query set on STEWARD_BENCH_PERF_MAILS generated mails, and the
@@ -245,24 +237,7 @@ func BenchmarkSearchLatency(b *testing.B) {
 		run  func(perfQuery) error
 	}{{"words", words}, {"hybrid", hybrid}} {
 		b.Run(tc.name, func(b *testing.B) {
-			var ds, cpus []time.Duration
-			for b.Loop() {
-				for _, q := range qs {
-					cpu, start := testenv.ProcessCPU(), time.Now()
-					if err := tc.run(q); err != nil {
-						b.Fatal(err)
-					}
-					ds = append(ds, time.Since(start))
-					cpus = append(cpus, testenv.ProcessCPU()-cpu)
-				}
-			}
-			b.ReportMetric(percentile(ds, 0.5), "p50-ms")
-			b.ReportMetric(percentile(ds, 0.95), "p95-ms")
-			// The CPU time of each search (all the process's threads): on
-			// a shared machine the wall time mostly tells how long a
-			// search waited for a CPU.
-			b.ReportMetric(percentile(cpus, 0.5), "cpu-p50-ms")
-			b.ReportMetric(percentile(cpus, 0.95), "cpu-p95-ms")
+			testenv.ReportQueryLatency(b, qs, tc.run)
 			b.ReportMetric(c.embedCS, "embed-chunks/s")
 			b.ReportMetric(c.loopCS, "pending+embed-chunks/s")
 		})
