@@ -12,16 +12,14 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stewardhq/steward/internal/dovetest"
+	"github.com/stewardhq/steward/internal/testenv"
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/store/mailindex"
 )
@@ -155,25 +153,7 @@ func BenchmarkMailboxPipeline(b *testing.B) {
 	ix := NewIndexer(IndexerOptions{Index: x, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Secrets: SecretFunc(func(context.Context, string) (string, error) { return "pw", nil })})
 
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}()
+	stopHeap := testenv.SampleHeapInUse(50 * time.Millisecond)
 
 	b.ResetTimer()
 	t0 := time.Now()
@@ -191,8 +171,7 @@ func BenchmarkMailboxPipeline(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	close(stop)
-	wg.Wait()
+	peakHeap := stopHeap()
 	b.StopTimer()
 
 	svc := NewService(ServiceOptions{Index: x, Mailboxes: func() []Config { return []Config{cfg} },
@@ -234,7 +213,7 @@ func BenchmarkMailboxPipeline(b *testing.B) {
 	b.ReportMetric(percentile(hd, 0.5), "hybrid_p50_ms")
 	b.ReportMetric(percentile(hd, 0.95), "hybrid_p95_ms")
 	b.ReportMetric(float64(size)/1e6, "index_MB")
-	b.ReportMetric(float64(peak.Load())/1e6, "peak_heap_MB")
+	b.ReportMetric(float64(peakHeap)/1e6, "peak_heap_MB")
 	b.Logf("sync %v (%.0f mails/s), embed %d chunks in %v, index %.1f MB", syncDur, rate, embedded, embedDur, float64(size)/1e6)
 
 	if nm, err := exec.LookPath("notmuch"); err == nil {

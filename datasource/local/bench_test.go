@@ -8,12 +8,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -172,33 +169,14 @@ func BenchmarkSyncAndSearch(b *testing.B) {
 	}
 	defer ix.Close()
 
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}()
+	stopHeap := testenv.SampleHeapInUse(50 * time.Millisecond)
 	rssReset := resetPeakRSS()
 	b.ResetTimer()
 	t0, cpu0 := time.Now(), testenv.ProcessCPU()
 	st, err := ix.Sync(ctx, Spec{ID: "bench", Path: dir, Embedder: emb, MaxChunkTokens: 512, OverlapTokens: 64}, nil)
 	dur, cpu := time.Since(t0), testenv.ProcessCPU()-cpu0
 	rss := peakRSS() // while indexing, before the searches load the vectors
-	close(stop)
-	wg.Wait()
+	peakHeap := stopHeap()
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)
@@ -243,7 +221,7 @@ func BenchmarkSyncAndSearch(b *testing.B) {
 	b.ReportMetric(benchPercentile(hd, 0.5), "hybrid_p50_ms")
 	b.ReportMetric(benchPercentile(hd, 0.95), "hybrid_p95_ms")
 	b.ReportMetric(float64(size)/1e6, "index_MB")
-	b.ReportMetric(float64(peak.Load())/1e6, "peak_heap_MB")
+	b.ReportMetric(float64(peakHeap)/1e6, "peak_heap_MB")
 	if rssReset {
 		b.ReportMetric(float64(rss)/1e6, "peak_rss_MB")
 	}

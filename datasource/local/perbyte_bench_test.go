@@ -13,8 +13,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -212,32 +210,13 @@ func peakRSS() int64 {
 func measureRun(f func(u *usage) error) (usage, error) {
 	runtime.GC()
 	reset := resetPeakRSS()
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
+	stopHeap := testenv.SampleHeapInUse(20 * time.Millisecond)
 	var u usage
 	c0, t0 := testenv.ProcessCPU(), time.Now()
 	err := f(&u)
 	u.wall, u.cpu = time.Since(t0), testenv.ProcessCPU()-c0
-	close(stop)
-	wg.Wait()
-	u.peakHeap = peak.Load()
+	peakHeap := stopHeap()
+	u.peakHeap = peakHeap
 	u.peakRSS = -1
 	if reset {
 		u.peakRSS = peakRSS()

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -36,4 +37,30 @@ func ReportQueryLatency[Q any](b *testing.B, qs []Q, run func(Q) error) {
 	b.ReportMetric(PercentileMs(ds, 0.95), "p95-ms")
 	b.ReportMetric(PercentileMs(cpus, 0.5), "cpu-p50-ms")
 	b.ReportMetric(PercentileMs(cpus, 0.95), "cpu-p95-ms")
+}
+
+// SampleHeapInUse samples the Go heap in use every interval until the
+// returned stop is called, which returns the peak seen (in bytes).
+func SampleHeapInUse(interval time.Duration) (stop func() uint64) {
+	var peak uint64
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+			select {
+			case <-done:
+				return
+			case <-time.After(interval):
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-finished
+		return peak
+	}
 }
