@@ -153,6 +153,22 @@ func TestBounds(t *testing.T) {
 	if _, err := Bytes(ctx, DOCX, buf.Bytes(), Limits{MaxUnpacked: 8 << 20}); !errors.As(err, &e) || !e.Permanent || !strings.Contains(e.Reason, "too large when unpacked") {
 		t.Errorf("zip bomb: %v", err)
 	}
+	// The same bomb as a workbook's sheet is refused before it is parsed.
+	buf.Reset()
+	zw = zip.NewWriter(&buf)
+	w, _ = zw.Create("xl/worksheets/sheet1.xml")
+	_, _ = w.Write([]byte(`<worksheet><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>`))
+	for range 64 {
+		_, _ = w.Write(chunk)
+	}
+	_, _ = w.Write([]byte(`</t></is></c></row></sheetData></worksheet>`))
+	_ = zw.Close()
+	if _, err := Bytes(ctx, XLSX, buf.Bytes(), Limits{MaxUnpacked: 8 << 20}); !errors.As(err, &e) || !e.Permanent || !strings.Contains(e.Reason, "too large when unpacked") {
+		t.Errorf("workbook bomb: %v", err)
+	}
+	if _, err := Bytes(ctx, XLSX, append(append([]byte{}, cfbMagic...), make([]byte, 512)...), Limits{}); !errors.As(err, &e) || !e.Permanent || !strings.Contains(e.Reason, "password") {
+		t.Errorf("encrypted workbook: %v", err)
+	}
 	for _, f := range []Format{DOCX, PPTX, XLSX, ODT, PDF} {
 		if _, err := Bytes(ctx, f, []byte("not this format at all"), Limits{}); !errors.As(err, &e) || !e.Permanent || !strings.Contains(e.Reason, "damaged or not a valid") {
 			t.Errorf("%s garbage: %v", f, err)

@@ -32,11 +32,16 @@ func openZip(data []byte, what string, lim Limits) (*zipDoc, error) {
 	if len(r.File) > maxZipEntries {
 		return nil, permanent(fmt.Sprintf("the %s file has more than %d parts", what, maxZipEntries), nil)
 	}
+	return zipDocOf(r, lim), nil
+}
+
+// zipDocOf indexes an archive's members by their cleaned names.
+func zipDocOf(r *zip.Reader, lim Limits) *zipDoc {
 	z := &zipDoc{files: map[string]*zip.File{}, lim: lim}
 	for _, f := range r.File {
 		z.files[strings.TrimPrefix(path.Clean("/"+f.Name), "/")] = f
 	}
-	return z, nil
+	return z
 }
 
 // errTooLarge is the error of a member that unpacks to more than allowed.

@@ -441,7 +441,9 @@ func (x *Index) Search(ctx context.Context, sourceID string, q Query) (Page, err
 	}
 	var fused []searchindex.Fused[int64]
 	if len(q.Vector) > 0 && vecErr == nil {
-		fused = searchindex.Fuse(ids(vecs), ids(words))
+		// Words first: on a tie the lexical order decides, since vectors
+		// at equal distances come back in no fixed order.
+		fused = searchindex.Fuse(ids(words), ids(vecs))
 	} else {
 		fused = searchindex.Fuse(ids(words))
 	}
