@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -720,22 +721,15 @@ func (x *Index) RefreshWordStats(ctx context.Context) error {
 // every document as many chunks as it says. It returns what it found
 // wrong, nil when nothing.
 func (x *Index) Check(ctx context.Context) ([]string, error) {
-	var problems []string
-	rows, err := x.db.QueryContext(ctx, `PRAGMA integrity_check`)
+	problems, err := searchindex.CheckIntegrity(ctx, x.db, "chunks_fts")
 	if err != nil {
 		return nil, wrap("check", err)
 	}
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			rows.Close()
-			return nil, wrap("check", err)
-		}
-		if s != "ok" {
-			problems = append(problems, s)
+	for i, p := range problems {
+		if rest, ok := strings.CutPrefix(p, "chunks_fts: "); ok {
+			problems[i] = "the word index: " + rest
 		}
 	}
-	rows.Close()
 	for _, c := range []struct{ what, q string }{
 		{"chunks without a document", `SELECT COUNT(*) FROM chunks c LEFT JOIN documents d ON d.id = c.doc_id WHERE d.id IS NULL`},
 		{"chunks without text", `SELECT COUNT(*) FROM chunks c LEFT JOIN chunks_fts t ON t.rowid = c.id WHERE t.rowid IS NULL`},
@@ -751,11 +745,6 @@ func (x *Index) Check(ctx context.Context) ([]string, error) {
 		if n > 0 {
 			problems = append(problems, fmt.Sprintf("%d %s", n, c.what))
 		}
-	}
-	var fts string
-	if _, err := x.db.ExecContext(ctx, `INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)`); err != nil {
-		fts = err.Error()
-		problems = append(problems, "the word index: "+fts)
 	}
 	return problems, nil
 }
