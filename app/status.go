@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stewardhq/steward/chat"
@@ -142,7 +143,7 @@ type Link struct {
 
 // markdownTarget finds the targets of Markdown links and images,
 // "[text](target" and "![alt](target".
-var markdownTarget = regexp.MustCompile(`\]\(\s*<?([^\s)>]+)`)
+var markdownTarget = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\]\(\s*<?([^\s)>]+)`) })
 
 // Links lists the addresses in texts (bare ones and Markdown link
 // targets, each once, in order) and whether the chat's outbound data
@@ -165,7 +166,7 @@ func (a *App) Links(t *chat.Thread, texts ...string) []Link {
 		out = append(out, Link{URL: u, Clickable: webpage.AllowedByRestriction(t, wiki, u)})
 	}
 	for _, text := range texts {
-		for _, m := range markdownTarget.FindAllStringSubmatch(text, -1) {
+		for _, m := range markdownTarget().FindAllStringSubmatch(text, -1) {
 			add(m[1])
 		}
 		for _, u := range chat.FindWebAddresses(text) {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/stewardhq/steward/credhttp"
 	"github.com/stewardhq/steward/policy"
@@ -88,7 +89,7 @@ type MCPServerConfig struct {
 	Plugin string
 }
 
-var mcpServerID = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+var mcpServerID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`) })
 
 // ValidMCPServerID reports why id cannot name an MCP server, or "".
 func ValidMCPServerID(id string) string {
@@ -97,7 +98,7 @@ func ValidMCPServerID(id string) string {
 		return "the ID is missing"
 	case len(id) > MaxMCPServerIDLength:
 		return fmt.Sprintf("the ID %q is longer than %d characters", id, MaxMCPServerIDLength)
-	case !mcpServerID.MatchString(id):
+	case !mcpServerID().MatchString(id):
 		return fmt.Sprintf("the ID %q must be lower-case letters and digits, starting with a letter, in words joined by single underscores (e.g. \"team_wiki\")", id)
 	}
 	return ""
@@ -165,12 +166,12 @@ func (c *MCPServerConfig) Validate() error {
 		return fmt.Errorf("MCP server %s: type %q is unknown: use stdio, http (streamable HTTP) or sse", c.ID, c.Type)
 	}
 	for name := range c.Env {
-		if !envName.MatchString(name) {
+		if !envName().MatchString(name) {
 			return fmt.Errorf("MCP server %s: environment variable name %q must be letters, digits and underscores, not starting with a digit", c.ID, name)
 		}
 	}
 	for name := range c.Headers {
-		if !headerName.MatchString(name) {
+		if !headerName().MatchString(name) {
 			return fmt.Errorf("MCP server %s: header name %q is not a valid HTTP header name", c.ID, name)
 		}
 	}
@@ -191,8 +192,8 @@ func (c *MCPServerConfig) Validate() error {
 }
 
 var (
-	envName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+	envName    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	headerName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") })
 )
 
 func boundedInt(what string, v, def, max int, unit string) (int, error) {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // ImportedMCPServer is one server read from another client's
@@ -172,7 +173,7 @@ func importEntry(from, name string, raw json.RawMessage) (ImportedMCPServer, err
 	return s, nil
 }
 
-var crushVar = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
+var crushVar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`) })
 
 // crushToSteward turns Crush's shell-style $VAR into ${VAR} and refuses
 // $(...), which would run a command.
@@ -193,7 +194,7 @@ func crushToSteward(v string) (string, error) {
 			continue
 		}
 		if v[i] == '$' {
-			if m := crushVar.FindStringSubmatch(v[i:]); m != nil && strings.HasPrefix(v[i:], m[0]) {
+			if m := crushVar().FindStringSubmatch(v[i:]); m != nil && strings.HasPrefix(v[i:], m[0]) {
 				b.WriteString("${" + m[1] + "}")
 				i += len(m[0])
 				continue

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -276,9 +277,9 @@ func tooDeep(chunk []ast.Stmt, max int) (line int, deep bool) {
 	return 0, false
 }
 
-var moduleName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var moduleName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
-func validModuleName(s string) bool { return moduleName.MatchString(s) }
+func validModuleName(s string) bool { return moduleName().MatchString(s) }
 
 func readCapped(path string, max int64) ([]byte, error) {
 	fi, err := os.Stat(path)

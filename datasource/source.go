@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -205,11 +206,11 @@ func quoteValue(v string) string {
 	return strconv.Quote(textcut.Chars(v, 80))
 }
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`) })
 
 // ValidID reports whether id may name a data source: 1 to 64 ASCII
 // letters, digits, '_', '.' or '-', starting with a letter or digit.
-func ValidID(id string) bool { return len(id) <= MaxIDChars && idPattern.MatchString(id) }
+func ValidID(id string) bool { return len(id) <= MaxIDChars && idPattern().MatchString(id) }
 
 // EmbeddingRefusal returns nil when the source's embedding provider, whose
 // provider name under the organization's scheme is provider (e.g.

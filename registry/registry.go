@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/settings"
@@ -105,8 +106,8 @@ type Registry struct {
 }
 
 var (
-	functionName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	idPattern    = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	functionName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
+	idPattern    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
 )
 
 // New registers tools, then collections. What it cannot accept is left out
@@ -192,7 +193,7 @@ func (r *Registry) addCollections(cols []Collection) []error {
 		case strings.TrimSpace(c.ID) == "":
 			reject("the ID is blank")
 			continue
-		case !idPattern.MatchString(c.ID):
+		case !idPattern().MatchString(c.ID):
 			reject("the ID must be lower-case letters, digits and underscores, starting with a letter")
 			continue
 		case r.byID[c.ID] != nil:
@@ -243,11 +244,11 @@ func (r *Registry) validate(def tool.Definition) string {
 	switch {
 	case strings.TrimSpace(def.ID) == "":
 		return "the ID is blank"
-	case !idPattern.MatchString(def.ID):
+	case !idPattern().MatchString(def.ID):
 		return "the ID must be lower-case letters, digits and underscores, starting with a letter"
 	case strings.TrimSpace(def.Key()) == "":
 		return "the implementation key is blank"
-	case !functionName.MatchString(def.Function.Name):
+	case !functionName().MatchString(def.Function.Name):
 		return fmt.Sprintf("function name %q must be 1 to 64 ASCII letters, digits, underscores or hyphens", def.Function.Name)
 	case !isJSONObject(def.Function.Parameters):
 		return "the function parameters must be a JSON Schema object"

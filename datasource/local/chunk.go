@@ -3,6 +3,7 @@ package local
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/stewardhq/steward/datasource/extract"
@@ -77,13 +78,13 @@ func chunkDoc(c *counter, doc *extract.Doc, maxTokens, overlap int) []docindex.C
 }
 
 // markdownHeading is an ATX heading line.
-var markdownHeading = regexp.MustCompile(`^#{1,6}\s+\S`)
+var markdownHeading = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#{1,6}\s+\S`) })
 
 // isHeading tells a line standing alone between blank lines that reads as
 // a heading: 3-120 characters, no "|", no final ".", and numbered, or
 // starting "chapter"/"section", or in capitals.
 func isHeading(t string) bool {
-	if markdownHeading.MatchString(t) {
+	if markdownHeading().MatchString(t) {
 		return true
 	}
 	n := len([]rune(t))
@@ -125,7 +126,7 @@ func docLines(c *counter, doc *extract.Doc) []line {
 				continue
 			}
 			st := strength
-			if st < startSection && (doc.Kind == extract.Document || doc.Kind == extract.Website) && markdownHeading.MatchString(strings.TrimSpace(t)) {
+			if st < startSection && (doc.Kind == extract.Document || doc.Kind == extract.Website) && markdownHeading().MatchString(strings.TrimSpace(t)) {
 				st = startHeading
 			}
 			if st == startPara && (doc.Kind == extract.Document || doc.Kind == extract.Website) {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -254,13 +255,13 @@ func checkArguments(sd *schemaDoc, args json.RawMessage) (json.RawMessage, error
 }
 
 // schemaPath is where jsonschema-go says a check failed.
-var schemaPath = regexp.MustCompile(`validating (?:root|/\S*): `)
+var schemaPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`validating (?:root|/\S*): `) })
 
 // validationMessage words a validation error for the model: where and
 // what, without the schema's location URL.
 func validationMessage(err error) string {
 	msg := strings.ReplaceAll(err.Error(), "mem:///input-schema.json", "")
-	msg = schemaPath.ReplaceAllStringFunc(msg, func(m string) string {
+	msg = schemaPath().ReplaceAllStringFunc(msg, func(m string) string {
 		p := strings.TrimSuffix(strings.TrimPrefix(m, "validating "), ": ")
 		if p == "root" {
 			return "the arguments: "

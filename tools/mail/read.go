@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/stewardhq/steward/policy"
 	"github.com/stewardhq/steward/store/mailindex"
@@ -45,7 +46,9 @@ func (r *Read) ResolveFunction(ctx context.Context, rc tool.ResolveContext) (*to
 	return r.Base.ResolveFunction(ctx, rc)
 }
 
-var mailIDPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+var mailIDPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+})
 
 type refJSON struct {
 	ID   string `json:"id"`
@@ -122,7 +125,7 @@ func (t *Read) Execute(ctx context.Context, raw json.RawMessage, ec tool.ExecCon
 		return tool.Result{}, err
 	}
 	id = strings.ToLower(id)
-	if !mailIDPattern.MatchString(id) {
+	if !mailIDPattern().MatchString(id) {
 		return tool.Result{}, argError(ArgMailID, fmt.Sprintf("Argument '%s' must be a mail_id as search_mails returns it, e.g. 0f8fad5b-d9cb-469f-a165-70867728950e, but was %q.", ArgMailID, id))
 	}
 	attNo, withAtt, err := a.OptionalPositiveInt(ArgAttachment, "to read the mail's text")

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stewardhq/steward/tool"
@@ -66,7 +67,7 @@ var (
 	depths       = []string{DepthBasic, DepthAdvanced, DepthFast, DepthUltraFast}
 	// languageTag is the shape of an IETF language tag: a primary subtag
 	// of 2 or 3 letters and optional subtags.
-	languageTag = regexp.MustCompile(`^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$`)
+	languageTag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$`) })
 )
 
 // number is a numeric setting with its default and maximum.
@@ -264,7 +265,7 @@ func normalizeLanguage(v string) (string, bool) {
 	if strings.EqualFold(v, languageAll) || strings.EqualFold(v, "any") {
 		return languageAll, true
 	}
-	if !languageTag.MatchString(v) {
+	if !languageTag().MatchString(v) {
 		return "", false
 	}
 	return v, true
