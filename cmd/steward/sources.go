@@ -540,10 +540,9 @@ Progress goes to stdout (to stderr with --json).`,
 					return fmt.Errorf("no local folder or file is configured: add one with 'steward sources add --folder PATH'")
 				}
 			}
-			progressOut := e.stdout
-			if asJSON {
-				progressOut = e.stderr
-			}
+			// Progress goes to stderr, as for mail sync: stdout holds the
+			// summary (or the JSON) alone, also when it is redirected.
+			progressOut := rawErr(e)
 			type result struct {
 				ID        string          `json:"id"`
 				Name      string          `json:"name"`

@@ -40,8 +40,8 @@ func frames(t *testing.T, out, name string) []frame {
 }
 
 // TestSourcesIndexProgress checks the progress line steward sources index
-// prints while it indexes (README: "progress on stdout"; --json: "progress
-// then goes to stderr"): the source's name, chunks so far, the reading
+// draws on stderr while it indexes (README: "progress on stderr", so that
+// stdout holds the summary alone, also with --json): the source's name, chunks so far, the reading
 // rate, and files done of the total with their rate, redrawn in place,
 // counting up to the whole folder, and cleared before the summary line.
 func TestSourcesIndexProgress(t *testing.T) {
@@ -67,9 +67,9 @@ func TestSourcesIndexProgress(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("index: %d %s %s", r.code, r.stdout, r.stderr)
 	}
-	fs := frames(t, r.stdout, "Team notes")
+	fs := frames(t, r.stderr, "Team notes")
 	if len(fs) == 0 {
-		t.Fatalf("no progress line on stdout:\n%q", r.stdout)
+		t.Fatalf("no progress line on stderr:\n%q", r.stderr)
 	}
 	last, counted := frame{}, false
 	for _, f := range fs {
@@ -88,13 +88,16 @@ func TestSourcesIndexProgress(t *testing.T) {
 	if !counted {
 		t.Errorf("no frame counts files and chunks while indexing: %+v", fs)
 	}
-	// The line is cleared, and the summary follows on a line of its own.
+	// The line is cleared at the end; stdout holds the summary alone.
 	summary := fmt.Sprintf("Team notes: %d files (%d new, 0 changed, 0 renamed, 0 removed), ", n, n)
-	i := strings.LastIndex(r.stdout, "\r")
-	if i < 0 || strings.TrimSpace(r.stdout[:i][strings.LastIndex(r.stdout[:i], "\r")+1:]) != "" {
-		t.Errorf("the progress line is not cleared before the summary:\n%q", r.stdout[max(0, len(r.stdout)-400):])
+	i := strings.LastIndex(r.stderr, "\r")
+	if i < 0 || strings.TrimSpace(r.stderr[:i][strings.LastIndex(r.stderr[:i], "\r")+1:]) != "" {
+		t.Errorf("the progress line is not cleared at the end:\n%q", r.stderr[max(0, len(r.stderr)-400):])
 	}
-	tail := r.stdout[i+1:]
+	if strings.Contains(r.stdout, "\r") {
+		t.Errorf("progress reached stdout:\n%q", r.stdout[:min(len(r.stdout), 400)])
+	}
+	tail := r.stdout
 	if !strings.HasPrefix(tail, summary) || !regexp.MustCompile(`, \d+ chunks stored, 0 embedded in [0-9.]+m?s \(\d+ files/s\)\n$`).MatchString(tail) {
 		t.Errorf("the summary line: %q", tail)
 	}
