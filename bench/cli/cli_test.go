@@ -79,7 +79,8 @@ func notmuch(b *testing.B, c *corpus, args ...string) string {
 // BenchmarkCLI runs, per iteration, one process per query over the
 // corpus: steward mail search (text, --json, and --tool-json, the model's
 // filtered view), notmuch search (its default summary, and --format=json),
-// and steward --help. The sub-benchmarks run
+// and steward --help beside two floors (a Go program that prints a line,
+// and one that also links net/http). The sub-benchmarks run
 // interleaved within one process; ms/query is the median wall time of one
 // process, which is what a user waits for.
 //
@@ -93,6 +94,15 @@ func BenchmarkCLI(b *testing.B) {
 	}
 	steward := buildSteward(b)
 	c := buildCorpus(b, steward)
+	// The floors under steward --help: a Go process that prints a line, and
+	// one that also links net/http.
+	floors := map[string]string{}
+	for _, f := range []string{"hello", "nethttp"} {
+		floors[f] = filepath.Join(b.TempDir(), f)
+		if out, err := exec.Command("go", "build", "-o", floors[f], "./floor/"+f).CombinedOutput(); err != nil {
+			b.Fatalf("building %s: %v\n%s", f, err, out)
+		}
+	}
 	// Each side's answer is checked once: both must find mails.
 	for _, q := range c.queries {
 		s := run(b, c, steward, "", "mail", "search", "--limit", "20", q)
@@ -124,6 +134,8 @@ func BenchmarkCLI(b *testing.B) {
 			return stewardCmd(steward, c, "mail", "search", "--limit", "20", "--tool-json", q)
 		}},
 		{"tool=steward/help", func(string) *exec.Cmd { return stewardCmd(steward, c, "--help") }},
+		{"tool=go-hello/help", func(string) *exec.Cmd { return exec.Command(floors["hello"]) }},
+		{"tool=go-nethttp/help", func(string) *exec.Cmd { return exec.Command(floors["nethttp"]) }},
 		// A small page from a loopback server, filtered like every page.
 		{"tool=steward/read", func(string) *exec.Cmd { return stewardCmd(steward, c, "read", srv.URL+"/sourdough") }},
 	}
