@@ -3,6 +3,7 @@ package web
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -34,7 +35,7 @@ func prune(content *html.Node) {
 	}
 	var drop []*html.Node
 	walk(content, func(n *html.Node) bool {
-		if n.Type == html.TextNode && n.Parent != nil && hasBlockChild(n.Parent) && widgetLabels[normalizedLabel(n.Data)] {
+		if n.Type == html.TextNode && n.Parent != nil && hasBlockChild(n.Parent) && widgetLabels()[normalizedLabel(n.Data)] {
 			// A label left loose between paragraphs ("Advertisement"
 			// once its wrapper was unwrapped).
 			drop = append(drop, n)
@@ -77,7 +78,7 @@ func dropTrailingNotes(content *html.Node) {
 		if text == "" {
 			continue
 		}
-		if !(wholeItalicWithLink(p) || wordCount(text) <= 8 && sourceLine.MatchString(text)) {
+		if !(wholeItalicWithLink(p) || wordCount(text) <= 8 && sourceLine().MatchString(text)) {
 			break
 		}
 		if p.Parent != nil {
@@ -86,7 +87,7 @@ func dropTrailingNotes(content *html.Node) {
 	}
 }
 
-var sourceLine = regexp.MustCompile(`(?i)^(source|sources|via|quelle|fuente|fonte)\b\s*:?`)
+var sourceLine = lazyRegexp(`(?i)^(source|sources|via|quelle|fuente|fonte)\b\s*:?`)
 
 // wholeItalicWithLink reports a paragraph whose every word is inside em
 // or i, with at least one link.
@@ -142,7 +143,7 @@ func boilerplate(n *html.Node, total int) bool {
 	case atom.A:
 		// A lone "Share", "Skip to content", "Read more" link, alone in
 		// its parent: inside a sentence the same word is text.
-		return widgetLabels[normalizedLabel(textOf(n))] && n.Parent != nil &&
+		return widgetLabels()[normalizedLabel(textOf(n))] && n.Parent != nil &&
 			normalizedLabel(textOf(n.Parent)) == normalizedLabel(textOf(n))
 	}
 	if isBlock(n) && headingRank(n) == 0 && !hasBlockChild(n) {
@@ -151,7 +152,7 @@ func boilerplate(n *html.Node, total int) bool {
 			return false
 		}
 		t := normalizedLabel(textOf(n))
-		if widgetLabels[t] || labelPrefix.MatchString(t) && linkRunes(n) > 0 {
+		if widgetLabels()[t] || labelPrefix().MatchString(t) && linkRunes(n) > 0 {
 			return true
 		}
 		if onlyDigits(t) && len(t) <= 3 && !insideList(n) {
@@ -164,37 +165,106 @@ func boilerplate(n *html.Node, total int) bool {
 			linkRunes(n)*10 >= textRunes(n)*8 && n.DataAtom != atom.Li && !insideList(n) {
 			return true // a paragraph that is one link to another page
 		}
-		if words <= 40 && copyrightLine.MatchString(strings.TrimSpace(textOf(n))) {
+		if words <= 40 && copyrightLine().MatchString(strings.TrimSpace(textOf(n))) {
 			return true
 		}
-		if words <= 20 && (bylineLine.MatchString(strings.TrimSpace(textOf(n))) || holdsTime(n)) {
+		if words <= 20 && (bylineLine().MatchString(strings.TrimSpace(textOf(n))) || holdsTime(n)) {
 			return true
 		}
 	}
 	return false
 }
 
-// widgetMarker matches class and id words of page furniture.
+// widgetWords are the class and id words of page furniture, and
+// widgetPairs the two-word ones written with a hyphen ("sign-up").
 // Names are split into words at "-", "_", spaces and camelCase humps
-// first ("newsCaption" is "news-caption").
-var widgetMarker = regexp.MustCompile(`(^|[-_ ])(share|sharing|social|related|recommended|recirc|newsletter|subscribe|subscription|signup|sign-up|promo|advert|advertisement|ads?|sponsor(ed)?|comments?|byline|author|bio|dateline|timestamp|caption|credit|breadcrumbs?|tags?|taglist|sidebar|rail|outbrain|taboola|read-?more|more-stories|trending|popular|most-read|cookie|cookies|consent|gdpr)([-_ ]|$)`)
+// first ("newsCaption" is "news-caption"), and lower-cased.
+var widgetWords = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`share sharing social related recommended recirc newsletter subscribe
+		subscription signup promo advert advertisement ad ads sponsor sponsored comment comments byline author
+		bio dateline timestamp caption credit breadcrumb breadcrumbs tag tags taglist sidebar rail outbrain
+		taboola readmore trending popular cookie cookies consent gdpr`) {
+		m[w] = true
+	}
+	return m
+})
 
-var camelHump = regexp.MustCompile(`(\p{Ll})(\p{Lu})`)
+var widgetPairs = [][2]string{{"sign", "up"}, {"read", "more"}, {"more", "stories"}, {"most", "read"}}
 
 func widgetMarked(n *html.Node) bool {
 	for _, key := range []string{"class", "id"} {
-		if v, ok := attr(n, key); ok && widgetMarker.MatchString(strings.ToLower(camelHump.ReplaceAllString(v, "$1-$2"))) {
+		if v, ok := attr(n, key); ok && widgetName(v) {
 			return true
 		}
 	}
 	return false
+}
+
+// widgetName reports whether a class or id value holds a widget word: a
+// word of widgetWords, or a pair of widgetPairs joined by a hyphen, words
+// being delimited by "-", "_", " " and camelCase humps.
+func widgetName(v string) bool {
+	words := widgetWords()
+	var buf [16]byte
+	word := buf[:0]
+	long := false // the word outgrew buf: it is no widget word
+	var prev [16]byte
+	prevLen := 0
+	prevHyphen := false
+	var last rune
+	end := func(hyphen bool) bool {
+		if !long {
+			if words[string(word)] {
+				return true
+			}
+			if prevHyphen && prevLen > 0 {
+				for _, p := range widgetPairs {
+					if p[0] == string(prev[:prevLen]) && p[1] == string(word) {
+						return true
+					}
+				}
+			}
+		}
+		prevLen = 0
+		if !long {
+			prevLen = copy(prev[:], word)
+		}
+		prevHyphen = hyphen
+		word, long = buf[:0], false
+		return false
+	}
+	for _, r := range v {
+		switch {
+		case r == '-' || r == '_' || r == ' ':
+			if end(r == '-') {
+				return true
+			}
+			last = r
+			continue
+		case unicode.IsUpper(r) && unicode.IsLower(last):
+			if end(true) {
+				return true
+			}
+		}
+		last = r
+		if long {
+			continue
+		}
+		r = unicode.ToLower(r)
+		if len(word)+utf8.RuneLen(r) > len(buf) {
+			long = true
+			continue
+		}
+		word = utf8.AppendRune(word, r)
+	}
+	return end(false)
 }
 
 // widgetLabels are whole texts of blocks that label a widget, lower case,
 // without punctuation.
-var widgetLabels = map[string]bool{}
-
-func init() {
+var widgetLabels = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
 	for _, s := range []string{
 		"advertisement", "advert", "ad", "ads", "sponsored", "sponsored content", "story continues below",
 		"continue reading below", "article continues below", "continue reading", "content continues below",
@@ -207,18 +277,19 @@ func init() {
 		"image", "photo", "video", "watch", "listen", "loading", "advertising", "back to top", "next", "previous",
 		"this slideshow requires javascript", "voltar",
 	} {
-		widgetLabels[s] = true
+		m[s] = true
 	}
-}
+	return m
+})
 
 // labelPrefix matches the start of a "Read more: …" line.
-var labelPrefix = regexp.MustCompile(`^(read more|read also|also read|more|related|see also|don t miss|watch|listen|recommended|more from|more on|on [a-z]+ com|click here)\b`)
+var labelPrefix = lazyRegexp(`^(read more|read also|also read|more|related|see also|don t miss|watch|listen|recommended|more from|more on|on [a-z]+ com|click here)\b`)
 
-var copyrightLine = regexp.MustCompile(`(?i)^(©|\(c\)|copyright\b|all rights reserved)`)
+var copyrightLine = lazyRegexp(`(?i)^(©|\(c\)|copyright\b|all rights reserved)`)
 
 // bylineLine matches "By Ana Ruiz - 11/18/19", "Published 4:00 am …"; a
 // sentence (ending in a full stop) is not a byline.
-var bylineLine = regexp.MustCompile(`^(?:(?i:by|von|par|por|di|door|av|af)\s+\p{Lu}|(?i:published|updated|posted|last updated|first published)\b)[^\n]*[^.!?…"”]$`)
+var bylineLine = lazyRegexp(`^(?:(?i:by|von|par|por|di|door|av|af)\s+\p{Lu}|(?i:published|updated|posted|last updated|first published)\b)[^\n]*[^.!?…"”]$`)
 
 // separatorLine reports a text of underscores alone (an underscore is a
 // word character to the tokenizers that read Steward's output).
@@ -425,3 +496,9 @@ func linkRunes(n *html.Node) int {
 }
 
 func wordCount(s string) int { return len(strings.Fields(s)) }
+
+// lazyRegexp compiles expr on first use, so that loading the package
+// costs nothing for programs that never prune a page.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
