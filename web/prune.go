@@ -35,7 +35,7 @@ func prune(content *html.Node) {
 	}
 	var drop []*html.Node
 	walk(content, func(n *html.Node) bool {
-		if n.Type == html.TextNode && n.Parent != nil && hasBlockChild(n.Parent) && widgetLabels()[normalizedLabel(n.Data)] {
+		if n.Type == html.TextNode && n.Parent != nil && hasBlockChild(n.Parent) && isWidgetLabel(n.Data) {
 			// A label left loose between paragraphs ("Advertisement"
 			// once its wrapper was unwrapped).
 			drop = append(drop, n)
@@ -101,7 +101,7 @@ func wholeItalicWithLink(p *html.Node) bool {
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			switch {
 			case c.Type == html.TextNode:
-				if !italic && normalizedLabel(c.Data) != "" {
+				if !italic && hasWordRune(c.Data) {
 					plain++
 				}
 			case c.Type == html.ElementNode:
@@ -143,32 +143,42 @@ func boilerplate(n *html.Node, total int) bool {
 	case atom.A:
 		// A lone "Share", "Skip to content", "Read more" link, alone in
 		// its parent: inside a sentence the same word is text.
-		return widgetLabels()[normalizedLabel(textOf(n))] && n.Parent != nil &&
-			normalizedLabel(textOf(n.Parent)) == normalizedLabel(textOf(n))
+		if n.Parent == nil {
+			return false
+		}
+		label, cut := shortLabel(textOf(n))
+		if cut || !widgetLabels()[label] {
+			return false
+		}
+		parent, cut := shortLabel(textOf(n.Parent))
+		return !cut && parent == label
 	}
 	if isBlock(n) && headingRank(n) == 0 && !hasBlockChild(n) {
-		words := wordCount(textOf(n))
+		text := textOf(n)
+		words := wordCount(text)
 		if words == 0 {
 			return false
 		}
-		t := normalizedLabel(textOf(n))
-		if widgetLabels()[t] || labelPrefix().MatchString(t) && linkRunes(n) > 0 {
+		// t is enough of the label for every rule below: the widget
+		// labels and the "Read more" prefixes are shorter.
+		t, cut := shortLabel(text)
+		if !cut && widgetLabels()[t] || labelPrefix().MatchString(t) && linkRunes(n) > 0 {
 			return true
 		}
-		if onlyDigits(t) && len(t) <= 3 && !insideList(n) {
+		if !cut && onlyDigits(t) && len(t) <= 3 && !insideList(n) {
 			return true // a gallery counter, a share count
 		}
-		if separatorLine(t, textOf(n)) {
+		if separatorLine(t, text) {
 			return true // "____" drawn between sections
 		}
 		if (words <= 25 || links(n) >= 2 && words-wordCount(linkText(n)) <= 4) &&
 			linkRunes(n)*10 >= textRunes(n)*8 && n.DataAtom != atom.Li && !insideList(n) {
 			return true // a paragraph that is one link to another page
 		}
-		if words <= 40 && copyrightLine().MatchString(strings.TrimSpace(textOf(n))) {
+		if words <= 40 && copyrightLine().MatchString(strings.TrimSpace(text)) {
 			return true
 		}
-		if words <= 20 && (bylineLine().MatchString(strings.TrimSpace(textOf(n))) || holdsTime(n)) {
+		if words <= 20 && (bylineLine().MatchString(strings.TrimSpace(text)) || holdsTime(n)) {
 			return true
 		}
 	}
@@ -331,15 +341,50 @@ func links(n *html.Node) int {
 	return c
 }
 
-// normalizedLabel lower-cases s and replaces punctuation with spaces.
-func normalizedLabel(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsLetter(r) || unicode.IsNumber(r) {
-			return unicode.ToLower(r)
+// labelWords is how many words of a text shortLabel keeps: more than
+// any widget label or "Read more" prefix has.
+const labelWords = 8
+
+// shortLabel is the text lower-cased, punctuation replaced with spaces,
+// spaces collapsed, cut after its first labelWords words; cut reports
+// that words were left out.
+func shortLabel(s string) (label string, cut bool) {
+	var b strings.Builder
+	words, inWord := 0, false
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsNumber(r) {
+			inWord = false
+			continue
 		}
-		return ' '
-	}, s)
-	return strings.Join(strings.Fields(s), " ")
+		if !inWord {
+			if words == labelWords {
+				return b.String(), true
+			}
+			if words > 0 {
+				b.WriteByte(' ')
+			}
+			words++
+			inWord = true
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String(), false
+}
+
+// isWidgetLabel reports whether s, normalised, is one of widgetLabels.
+func isWidgetLabel(s string) bool {
+	label, cut := shortLabel(s)
+	return !cut && widgetLabels()[label]
+}
+
+// hasWordRune reports whether s has a letter or a digit.
+func hasWordRune(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsNumber(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // linkList reports a list of at least two items that are (nearly) all
@@ -495,7 +540,18 @@ func linkRunes(n *html.Node) int {
 	return c
 }
 
-func wordCount(s string) int { return len(strings.Fields(s)) }
+// wordCount is len(strings.Fields(s)), without the slice.
+func wordCount(s string) int {
+	n, inWord := 0, false
+	for _, r := range s {
+		space := unicode.IsSpace(r)
+		if !space && !inWord {
+			n++
+		}
+		inWord = !space
+	}
+	return n
+}
 
 // lazyRegexp compiles expr on first use, so that loading the package
 // costs nothing for programs that never prune a page.

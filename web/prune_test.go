@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"golang.org/x/net/html"
 
@@ -106,4 +107,39 @@ func TestWidgetNameMatchesPattern(t *testing.T) {
 		}
 	}
 	t.Logf("%d names, %d widget names", len(names), matched)
+}
+
+// TestShortLabel holds shortLabel and wordCount to the functions they
+// replaced (the whole normalised label, len(strings.Fields)).
+func TestShortLabel(t *testing.T) {
+	normalized := func(s string) string {
+		s = strings.Map(func(r rune) rune {
+			if unicode.IsLetter(r) || unicode.IsNumber(r) {
+				return unicode.ToLower(r)
+			}
+			return ' '
+		}, s)
+		return strings.Join(strings.Fields(s), " ")
+	}
+	parts := []string{"Read", "more", ":", " ", "\u00a0", "\n", "É", "1", "—", "\xff", "on", "x", "com", "  ", "Share"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		var b strings.Builder
+		for k := rng.IntN(24); k >= 0; k-- {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		s := b.String()
+		full := normalized(s)
+		label, cut := shortLabel(s)
+		words := strings.Fields(full)
+		if n := min(len(words), labelWords); label != strings.Join(words[:n], " ") || cut != (len(words) > labelWords) {
+			t.Fatalf("shortLabel(%q) = %q, %v; the label is %q", s, label, cut, full)
+		}
+		if wordCount(s) != len(strings.Fields(s)) {
+			t.Fatalf("wordCount(%q) = %d, want %d", s, wordCount(s), len(strings.Fields(s)))
+		}
+		if hasWordRune(s) != (full != "") {
+			t.Fatalf("hasWordRune(%q) = %v", s, hasWordRune(s))
+		}
+	}
 }
