@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/andybalholm/brotli"
 	"golang.org/x/text/encoding"
@@ -196,7 +197,11 @@ func decodeHTML(raw []byte, contentType string) string {
 	if enc == xunicode.UTF8 || strings.HasSuffix(from, ":utf-8") {
 		// Valid UTF-8 needs no decoder, only the BOM dropped and stray
 		// bytes replaced.
-		return strings.ToValidUTF8(string(bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf"))), "\uFFFD")
+		b := bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf"))
+		if utf8.Valid(b) {
+			return string(b)
+		}
+		return string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
 	}
 	out, err := enc.NewDecoder().Bytes(raw)
 	if err != nil {

@@ -67,7 +67,9 @@ func extractHTML(doc string, pageURL *url.URL) (ex extracted, err error) {
 			ex, err = extracted{}, fmt.Errorf("%w: the page could not be processed", ErrDecode)
 		}
 	}()
-	doc = strings.ToValidUTF8(doc, "\uFFFD")
+	if !utf8.ValidString(doc) {
+		doc = strings.ToValidUTF8(doc, "\uFFFD")
+	}
 	root, err := html.Parse(strings.NewReader(doc))
 	if err != nil {
 		// x/net/html refuses documents nested deeper than 512 open
