@@ -82,7 +82,16 @@ func (s *Service) readContent(ctx context.Context, resp *http.Response, final *u
 		}
 		return err
 	}
-	raw, err := io.ReadAll(io.LimitReader(body, maxBytes+1))
+	// Read into one buffer sized from the declared length (else 64 KiB),
+	// instead of growing a slice from 512 bytes and copying it at each
+	// doubling.
+	size := int64(64 << 10)
+	if resp.ContentLength >= 0 {
+		size = resp.ContentLength + 1 // room to see the end without growing
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, min(size, maxBytes+1)))
+	_, err = buf.ReadFrom(io.LimitReader(body, maxBytes+1))
+	raw := buf.Bytes()
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {
 			return fmt.Errorf("%w of %d bytes", ErrTooLarge, maxBytes)
