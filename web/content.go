@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/andybalholm/brotli"
 	"golang.org/x/text/encoding"
@@ -81,7 +82,16 @@ func (s *Service) readContent(ctx context.Context, resp *http.Response, final *u
 		}
 		return err
 	}
-	raw, err := io.ReadAll(io.LimitReader(body, maxBytes+1))
+	// Read into one buffer sized from the declared length (else 64 KiB),
+	// instead of growing a slice from 512 bytes and copying it at each
+	// doubling.
+	size := int64(64 << 10)
+	if resp.ContentLength >= 0 {
+		size = resp.ContentLength + 1 // room to see the end without growing
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, min(size, maxBytes+1)))
+	_, err = buf.ReadFrom(io.LimitReader(body, maxBytes+1))
+	raw := buf.Bytes()
 	if err != nil {
 		if errors.Is(err, ErrTooLarge) {
 			return fmt.Errorf("%w of %d bytes", ErrTooLarge, maxBytes)
@@ -196,7 +206,11 @@ func decodeHTML(raw []byte, contentType string) string {
 	if enc == xunicode.UTF8 || strings.HasSuffix(from, ":utf-8") {
 		// Valid UTF-8 needs no decoder, only the BOM dropped and stray
 		// bytes replaced.
-		return strings.ToValidUTF8(string(bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf"))), "\uFFFD")
+		b := bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf"))
+		if utf8.Valid(b) {
+			return string(b)
+		}
+		return string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
 	}
 	out, err := enc.NewDecoder().Bytes(raw)
 	if err != nil {

@@ -67,7 +67,12 @@ func extractHTML(doc string, pageURL *url.URL) (ex extracted, err error) {
 			ex, err = extracted{}, fmt.Errorf("%w: the page could not be processed", ErrDecode)
 		}
 	}()
-	doc = strings.ToValidUTF8(doc, "\uFFFD")
+	if !utf8.ValidString(doc) {
+		doc = strings.ToValidUTF8(doc, "\uFFFD")
+	}
+	// Script and style text is dropped by clean; leaving it out before
+	// parsing spares the tokenizer more than half of a typical page.
+	doc = stripRawText(doc)
 	root, err := html.Parse(strings.NewReader(doc))
 	if err != nil {
 		// x/net/html refuses documents nested deeper than 512 open
@@ -326,12 +331,19 @@ func hiddenByStyle(style string) bool {
 // scheme, so they never reach the Markdown. A link that loses its target
 // becomes plain text (the converter would otherwise point it at the page).
 func scrubLinks(n *html.Node) {
-	kept := n.Attr[:0]
 	dropped := false
 	for _, a := range n.Attr {
-		k := strings.ToLower(a.Key)
-		if (k == "href" || k == "src" || k == "poster" || k == "srcset" || k == "action") && badScheme(a.Val) {
+		if linkAttr(a.Key) && badScheme(a.Val) {
 			dropped = true
+			break
+		}
+	}
+	if !dropped {
+		return
+	}
+	kept := n.Attr[:0]
+	for _, a := range n.Attr {
+		if linkAttr(a.Key) && badScheme(a.Val) {
 			continue
 		}
 		kept = append(kept, a)
@@ -358,16 +370,34 @@ func isPermalinkMarker(a *html.Node) bool {
 	return empty || text == "¶" || text == "#" || text == "§"
 }
 
+// linkAttr reports the attributes that hold an address scrubLinks checks.
+func linkAttr(key string) bool {
+	switch strings.ToLower(key) {
+	case "href", "src", "poster", "srcset", "action":
+		return true
+	}
+	return false
+}
+
 func badScheme(v string) bool {
 	// Browsers ignore ASCII whitespace and control characters inside the
-	// scheme ("java\tscript:"), so remove them before comparing.
-	v = strings.Map(func(r rune) rune {
+	// scheme ("java\tscript:"), so they are skipped before comparing; only
+	// the first 11 other characters are lower-cased, the longest scheme
+	// being "javascript:".
+	var buf [11 * utf8.UTFMax]byte
+	b := buf[:0]
+	kept := 0
+	for _, r := range v {
 		if r <= ' ' {
-			return -1
+			continue
 		}
-		return unicode.ToLower(r)
-	}, v)
-	return strings.HasPrefix(v, "javascript:") || strings.HasPrefix(v, "vbscript:") || strings.HasPrefix(v, "data:")
+		if kept == 11 {
+			break
+		}
+		b = utf8.AppendRune(b, unicode.ToLower(r))
+		kept++
+	}
+	return bytes.HasPrefix(b, []byte("javascript:")) || bytes.HasPrefix(b, []byte("vbscript:")) || bytes.HasPrefix(b, []byte("data:"))
 }
 
 // threadRoot finds a discussion thread by its schema.org microdata: the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -475,5 +477,30 @@ func TestRealPageShiftJIS(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBadSchemeMatchesMap holds badScheme to the strings.Map form it
+// replaced.
+func TestBadSchemeMatchesMap(t *testing.T) {
+	old := func(v string) bool {
+		v = strings.Map(func(r rune) rune {
+			if r <= ' ' {
+				return -1
+			}
+			return unicode.ToLower(r)
+		}, v)
+		return strings.HasPrefix(v, "javascript:") || strings.HasPrefix(v, "vbscript:") || strings.HasPrefix(v, "data:")
+	}
+	parts := []string{"java", "JAVA", "script", "SCRİPT", "\t", " ", "\x00", ":", "vb", "da", "ta", "DATA", "\xff", "é", "https://x", "/a"}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 50000 {
+		var b strings.Builder
+		for k := rng.IntN(6); k >= 0; k-- {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		if v := b.String(); badScheme(v) != old(v) {
+			t.Fatalf("badScheme(%q) = %v", v, badScheme(v))
+		}
 	}
 }

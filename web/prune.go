@@ -3,6 +3,7 @@ package web
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -34,7 +35,7 @@ func prune(content *html.Node) {
 	}
 	var drop []*html.Node
 	walk(content, func(n *html.Node) bool {
-		if n.Type == html.TextNode && n.Parent != nil && hasBlockChild(n.Parent) && widgetLabels[normalizedLabel(n.Data)] {
+		if n.Type == html.TextNode && n.Parent != nil && hasBlockChild(n.Parent) && isWidgetLabel(n.Data) {
 			// A label left loose between paragraphs ("Advertisement"
 			// once its wrapper was unwrapped).
 			drop = append(drop, n)
@@ -77,7 +78,7 @@ func dropTrailingNotes(content *html.Node) {
 		if text == "" {
 			continue
 		}
-		if !(wholeItalicWithLink(p) || wordCount(text) <= 8 && sourceLine.MatchString(text)) {
+		if !(wholeItalicWithLink(p) || wordCount(text) <= 8 && sourceLine().MatchString(text)) {
 			break
 		}
 		if p.Parent != nil {
@@ -86,7 +87,7 @@ func dropTrailingNotes(content *html.Node) {
 	}
 }
 
-var sourceLine = regexp.MustCompile(`(?i)^(source|sources|via|quelle|fuente|fonte)\b\s*:?`)
+var sourceLine = lazyRegexp(`(?i)^(source|sources|via|quelle|fuente|fonte)\b\s*:?`)
 
 // wholeItalicWithLink reports a paragraph whose every word is inside em
 // or i, with at least one link.
@@ -100,7 +101,7 @@ func wholeItalicWithLink(p *html.Node) bool {
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			switch {
 			case c.Type == html.TextNode:
-				if !italic && normalizedLabel(c.Data) != "" {
+				if !italic && hasWordRune(c.Data) {
 					plain++
 				}
 			case c.Type == html.ElementNode:
@@ -142,59 +143,138 @@ func boilerplate(n *html.Node, total int) bool {
 	case atom.A:
 		// A lone "Share", "Skip to content", "Read more" link, alone in
 		// its parent: inside a sentence the same word is text.
-		return widgetLabels[normalizedLabel(textOf(n))] && n.Parent != nil &&
-			normalizedLabel(textOf(n.Parent)) == normalizedLabel(textOf(n))
+		if n.Parent == nil {
+			return false
+		}
+		label, cut := shortLabel(textOf(n))
+		if cut || !widgetLabels()[label] {
+			return false
+		}
+		parent, cut := shortLabel(textOf(n.Parent))
+		return !cut && parent == label
 	}
 	if isBlock(n) && headingRank(n) == 0 && !hasBlockChild(n) {
-		words := wordCount(textOf(n))
+		text := textOf(n)
+		words := wordCount(text)
 		if words == 0 {
 			return false
 		}
-		t := normalizedLabel(textOf(n))
-		if widgetLabels[t] || labelPrefix.MatchString(t) && linkRunes(n) > 0 {
+		// t is enough of the label for every rule below: the widget
+		// labels and the "Read more" prefixes are shorter.
+		t, cut := shortLabel(text)
+		if !cut && widgetLabels()[t] || labelPrefix().MatchString(t) && linkRunes(n) > 0 {
 			return true
 		}
-		if onlyDigits(t) && len(t) <= 3 && !insideList(n) {
+		if !cut && onlyDigits(t) && len(t) <= 3 && !insideList(n) {
 			return true // a gallery counter, a share count
 		}
-		if separatorLine(t, textOf(n)) {
+		if separatorLine(t, text) {
 			return true // "____" drawn between sections
 		}
 		if (words <= 25 || links(n) >= 2 && words-wordCount(linkText(n)) <= 4) &&
 			linkRunes(n)*10 >= textRunes(n)*8 && n.DataAtom != atom.Li && !insideList(n) {
 			return true // a paragraph that is one link to another page
 		}
-		if words <= 40 && copyrightLine.MatchString(strings.TrimSpace(textOf(n))) {
+		if words <= 40 && copyrightLine().MatchString(strings.TrimSpace(text)) {
 			return true
 		}
-		if words <= 20 && (bylineLine.MatchString(strings.TrimSpace(textOf(n))) || holdsTime(n)) {
+		if words <= 20 && (bylineLine().MatchString(strings.TrimSpace(text)) || holdsTime(n)) {
 			return true
 		}
 	}
 	return false
 }
 
-// widgetMarker matches class and id words of page furniture.
+// widgetWords are the class and id words of page furniture, and
+// widgetPairs the two-word ones written with a hyphen ("sign-up").
 // Names are split into words at "-", "_", spaces and camelCase humps
-// first ("newsCaption" is "news-caption").
-var widgetMarker = regexp.MustCompile(`(^|[-_ ])(share|sharing|social|related|recommended|recirc|newsletter|subscribe|subscription|signup|sign-up|promo|advert|advertisement|ads?|sponsor(ed)?|comments?|byline|author|bio|dateline|timestamp|caption|credit|breadcrumbs?|tags?|taglist|sidebar|rail|outbrain|taboola|read-?more|more-stories|trending|popular|most-read|cookie|cookies|consent|gdpr)([-_ ]|$)`)
+// first ("newsCaption" is "news-caption"), and lower-cased.
+var widgetWords = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`share sharing social related recommended recirc newsletter subscribe
+		subscription signup promo advert advertisement ad ads sponsor sponsored comment comments byline author
+		bio dateline timestamp caption credit breadcrumb breadcrumbs tag tags taglist sidebar rail outbrain
+		taboola readmore trending popular cookie cookies consent gdpr`) {
+		m[w] = true
+	}
+	return m
+})
 
-var camelHump = regexp.MustCompile(`(\p{Ll})(\p{Lu})`)
+var widgetPairs = [][2]string{{"sign", "up"}, {"read", "more"}, {"more", "stories"}, {"most", "read"}}
 
 func widgetMarked(n *html.Node) bool {
 	for _, key := range []string{"class", "id"} {
-		if v, ok := attr(n, key); ok && widgetMarker.MatchString(strings.ToLower(camelHump.ReplaceAllString(v, "$1-$2"))) {
+		if v, ok := attr(n, key); ok && widgetName(v) {
 			return true
 		}
 	}
 	return false
+}
+
+// widgetName reports whether a class or id value holds a widget word: a
+// word of widgetWords, or a pair of widgetPairs joined by a hyphen, words
+// being delimited by "-", "_", " " and camelCase humps.
+func widgetName(v string) bool {
+	words := widgetWords()
+	var buf [16]byte
+	word := buf[:0]
+	long := false // the word outgrew buf: it is no widget word
+	var prev [16]byte
+	prevLen := 0
+	prevHyphen := false
+	var last rune
+	end := func(hyphen bool) bool {
+		if !long {
+			if words[string(word)] {
+				return true
+			}
+			if prevHyphen && prevLen > 0 {
+				for _, p := range widgetPairs {
+					if p[0] == string(prev[:prevLen]) && p[1] == string(word) {
+						return true
+					}
+				}
+			}
+		}
+		prevLen = 0
+		if !long {
+			prevLen = copy(prev[:], word)
+		}
+		prevHyphen = hyphen
+		word, long = buf[:0], false
+		return false
+	}
+	for _, r := range v {
+		switch {
+		case r == '-' || r == '_' || r == ' ':
+			if end(r == '-') {
+				return true
+			}
+			last = r
+			continue
+		case unicode.IsUpper(r) && unicode.IsLower(last):
+			if end(true) {
+				return true
+			}
+		}
+		last = r
+		if long {
+			continue
+		}
+		r = unicode.ToLower(r)
+		if len(word)+utf8.RuneLen(r) > len(buf) {
+			long = true
+			continue
+		}
+		word = utf8.AppendRune(word, r)
+	}
+	return end(false)
 }
 
 // widgetLabels are whole texts of blocks that label a widget, lower case,
 // without punctuation.
-var widgetLabels = map[string]bool{}
-
-func init() {
+var widgetLabels = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
 	for _, s := range []string{
 		"advertisement", "advert", "ad", "ads", "sponsored", "sponsored content", "story continues below",
 		"continue reading below", "article continues below", "continue reading", "content continues below",
@@ -207,18 +287,19 @@ func init() {
 		"image", "photo", "video", "watch", "listen", "loading", "advertising", "back to top", "next", "previous",
 		"this slideshow requires javascript", "voltar",
 	} {
-		widgetLabels[s] = true
+		m[s] = true
 	}
-}
+	return m
+})
 
 // labelPrefix matches the start of a "Read more: …" line.
-var labelPrefix = regexp.MustCompile(`^(read more|read also|also read|more|related|see also|don t miss|watch|listen|recommended|more from|more on|on [a-z]+ com|click here)\b`)
+var labelPrefix = lazyRegexp(`^(read more|read also|also read|more|related|see also|don t miss|watch|listen|recommended|more from|more on|on [a-z]+ com|click here)\b`)
 
-var copyrightLine = regexp.MustCompile(`(?i)^(©|\(c\)|copyright\b|all rights reserved)`)
+var copyrightLine = lazyRegexp(`(?i)^(©|\(c\)|copyright\b|all rights reserved)`)
 
 // bylineLine matches "By Ana Ruiz - 11/18/19", "Published 4:00 am …"; a
 // sentence (ending in a full stop) is not a byline.
-var bylineLine = regexp.MustCompile(`^(?:(?i:by|von|par|por|di|door|av|af)\s+\p{Lu}|(?i:published|updated|posted|last updated|first published)\b)[^\n]*[^.!?…"”]$`)
+var bylineLine = lazyRegexp(`^(?:(?i:by|von|par|por|di|door|av|af)\s+\p{Lu}|(?i:published|updated|posted|last updated|first published)\b)[^\n]*[^.!?…"”]$`)
 
 // separatorLine reports a text of underscores alone (an underscore is a
 // word character to the tokenizers that read Steward's output).
@@ -260,15 +341,50 @@ func links(n *html.Node) int {
 	return c
 }
 
-// normalizedLabel lower-cases s and replaces punctuation with spaces.
-func normalizedLabel(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsLetter(r) || unicode.IsNumber(r) {
-			return unicode.ToLower(r)
+// labelWords is how many words of a text shortLabel keeps: more than
+// any widget label or "Read more" prefix has.
+const labelWords = 8
+
+// shortLabel is the text lower-cased, punctuation replaced with spaces,
+// spaces collapsed, cut after its first labelWords words; cut reports
+// that words were left out.
+func shortLabel(s string) (label string, cut bool) {
+	var b strings.Builder
+	words, inWord := 0, false
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsNumber(r) {
+			inWord = false
+			continue
 		}
-		return ' '
-	}, s)
-	return strings.Join(strings.Fields(s), " ")
+		if !inWord {
+			if words == labelWords {
+				return b.String(), true
+			}
+			if words > 0 {
+				b.WriteByte(' ')
+			}
+			words++
+			inWord = true
+		}
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String(), false
+}
+
+// isWidgetLabel reports whether s, normalised, is one of widgetLabels.
+func isWidgetLabel(s string) bool {
+	label, cut := shortLabel(s)
+	return !cut && widgetLabels()[label]
+}
+
+// hasWordRune reports whether s has a letter or a digit.
+func hasWordRune(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsNumber(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // linkList reports a list of at least two items that are (nearly) all
@@ -424,4 +540,21 @@ func linkRunes(n *html.Node) int {
 	return c
 }
 
-func wordCount(s string) int { return len(strings.Fields(s)) }
+// wordCount is len(strings.Fields(s)), without the slice.
+func wordCount(s string) int {
+	n, inWord := 0, false
+	for _, r := range s {
+		space := unicode.IsSpace(r)
+		if !space && !inWord {
+			n++
+		}
+		inWord = !space
+	}
+	return n
+}
+
+// lazyRegexp compiles expr on first use, so that loading the package
+// costs nothing for programs that never prune a page.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}

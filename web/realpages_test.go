@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -117,4 +118,24 @@ func TestRealPagesExtraction(t *testing.T) {
 
 func fmtScore(f *os.File, name, tag string, c extracteval.Counts) {
 	f.WriteString(name + " " + tag + " P " + strconv.FormatFloat(c.Precision(), 'f', 3, 64) + " R " + strconv.FormatFloat(c.Recall(), 'f', 3, 64) + "\n")
+}
+
+// BenchmarkExtractRealPages decodes and extracts the 181 benchmark pages,
+// one pass per op, without HTTP: the part of Retrieve that
+// bench/BenchmarkExtract's impl=steward-extract times.
+func BenchmarkExtractRealPages(b *testing.B) {
+	pages, err := realpages.Pages()
+	if err != nil {
+		b.Fatal(err)
+	}
+	u, _ := url.Parse("https://fake-url.com")
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, p := range pages {
+			if _, err := ExtractHTML(DecodeHTML(p.HTML, "text/html"), u); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(len(pages))*float64(b.N)/b.Elapsed().Seconds(), "pages/s")
 }

@@ -307,6 +307,8 @@ func (s *Service) Retrieve(ctx context.Context, rawURL string, o Options) (*Page
 		ForceAttemptHTTP2:      true,
 		MaxResponseHeaderBytes: 256 << 10,
 		IdleConnTimeout:        time.Second,
+		// A page is read whole: fewer, larger reads of the connection.
+		ReadBufferSize: 64 << 10,
 	}
 	if s.opts.TLSConfig != nil {
 		tr.TLSClientConfig = s.opts.TLSConfig.Clone()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -161,16 +162,12 @@ var ErrNoText = errors.New("no text")
 
 // sourceExt are extensions of source code and configuration files, read
 // as text.
-var sourceExt = map[string]bool{}
-
-func init() {
-	for _, e := range strings.Fields(`go rs c h cc cpp cxx hpp hh hxx cs fs vb java kt kts scala groovy py pyi rb php pl pm lua r swift m mm
+var sourceExt = sync.OnceValue(func() map[string]bool {
+	return wordSet(`go rs c h cc cpp cxx hpp hh hxx cs fs vb java kt kts scala groovy py pyi rb php pl pm lua r swift m mm
 		js mjs cjs jsx ts tsx vue svelte css scss sass less sql sh bash zsh fish ps1 psm1 bat cmd
 		json jsonc yaml yml toml ini cfg conf properties plist xml xsd xsl gradle cmake mk proto graphql gql
-		dart ex exs erl hrl hs clj cljs elm jl nim zig v sv vhd tf hcl nix dockerfile makefile`) {
-		sourceExt[e] = true
-	}
-}
+		dart ex exs erl hrl hs clj cljs elm jl nim zig v sv vhd tf hcl nix dockerfile makefile`)
+})
 
 // sourceNames are file names without an extension read as code.
 var sourceNames = map[string]bool{"dockerfile": true, "makefile": true, "gnumakefile": true, "jenkinsfile": true,
@@ -189,17 +186,13 @@ var legacy = map[string]string{
 
 // ignored are extensions of files a folder is expected to hold that have
 // no text to index (images, media, archives, binaries): skipped silently.
-var ignored = map[string]bool{}
-
-func init() {
-	for _, e := range strings.Fields(`png jpg jpeg gif bmp tif tiff webp svg ico heic heif raw psd ai eps
+var ignored = sync.OnceValue(func() map[string]bool {
+	return wordSet(`png jpg jpeg gif bmp tif tiff webp svg ico heic heif raw psd ai eps
 		mp3 wav flac ogg m4a aac mp4 mov avi mkv webm wmv
 		zip tar gz tgz bz2 xz 7z rar zst iso dmg
 		exe dll so dylib o a lib class jar war pyc wasm bin dat db sqlite sqlite3 lnk tmp swp swo bak ds_store
-		ttf otf woff woff2 eot`) {
-		ignored[e] = true
-	}
-}
+		ttf otf woff woff2 eot`)
+})
 
 // Detect tells the format of a file by its name: ok is false for a file
 // this package does not read. reason is set for a known format it does
@@ -239,13 +232,13 @@ func Detect(name string) (f Format, ok bool, reason string) {
 	if textExt[ext] {
 		return Text, true, ""
 	}
-	if sourceExt[ext] {
+	if sourceExt()[ext] {
 		return Source, true, ""
 	}
 	if what, ok := legacy[ext]; ok {
 		return "", false, fmt.Sprintf("%s cannot be read: save it in a current format (DOCX, XLSX, PPTX, ODF or PDF)", what)
 	}
-	if ext == "" || ignored[ext] {
+	if ext == "" || ignored()[ext] {
 		return "", false, ""
 	}
 	return "", false, ""
@@ -393,4 +386,13 @@ func size(n int64) string {
 func isBinary(data []byte) bool {
 	head := data[:min(len(data), 8000)]
 	return bytes.IndexByte(head, 0) >= 0
+}
+
+// wordSet is the set of the space-separated words of s.
+func wordSet(s string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		m[w] = true
+	}
+	return m
 }

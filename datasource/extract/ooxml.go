@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // docxText reads word/document.xml: one paragraph per line, headings
@@ -97,7 +98,7 @@ func wordPart(z *zipDoc, name string) (string, bool, error) {
 	return b.String(), ok, err
 }
 
-var headingStyle = regexp.MustCompile(`(?i)^(?:heading|berschrift|titre|titolo|kop)\s*([1-9])$`)
+var headingStyle = lazyRegexp(`(?i)^(?:heading|berschrift|titre|titolo|kop)\s*([1-9])$`)
 
 // headingLevel maps a paragraph style to a heading level (0: none).
 func headingLevel(style string) int {
@@ -105,14 +106,14 @@ func headingLevel(style string) int {
 	if strings.EqualFold(s, "Title") {
 		return 1
 	}
-	if m := headingStyle.FindStringSubmatch(s); m != nil {
+	if m := headingStyle().FindStringSubmatch(s); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n
 	}
 	return 0
 }
 
-var slideName = regexp.MustCompile(`^ppt/slides/slide(\d+)\.xml$`)
+var slideName = lazyRegexp(`^ppt/slides/slide(\d+)\.xml$`)
 
 // pptxText reads the slides in the presentation's order, one section per
 // slide, each paragraph a line, with the slide's notes after it.
@@ -168,7 +169,7 @@ func slideOrder(z *zipDoc) []string {
 	}
 	var ns []num
 	for name := range z.files {
-		if m := slideName.FindStringSubmatch(name); m != nil {
+		if m := slideName().FindStringSubmatch(name); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			ns = append(ns, num{name, n})
 		}
@@ -261,4 +262,10 @@ func drawingText(z *zipDoc, name string) (string, bool, error) {
 		}
 	})
 	return b.String(), ok, err
+}
+
+// lazyRegexp compiles expr on first use, so that loading the package
+// costs nothing for programs that never read an Office document.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stewardhq/steward/policy"
@@ -191,7 +192,7 @@ func (t *Tool) missingSignIn(what string, why error) error {
 	return errors.New(msg + ". Tell the user to sign in (e.g. kinit) or to ask the administrator; searching again will not help until then")
 }
 
-var markdownLink = regexp.MustCompile(`\]\((https?://[^)\s]+)\)`)
+var markdownLink = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\]\((https?://[^)\s]+)\)`) })
 
 // resultLinks reads the extracted search page: how many distinct pages
 // inside the wiki it links to (other than the search page and the login
@@ -199,7 +200,7 @@ var markdownLink = regexp.MustCompile(`\]\((https?://[^)\s]+)\)`)
 // this page's.
 func resultLinks(markdown string, base *url.URL, startIndex int) (results int, later bool) {
 	seen := map[string]bool{}
-	for _, m := range markdownLink.FindAllStringSubmatch(markdown, -1) {
+	for _, m := range markdownLink().FindAllStringSubmatch(markdown, -1) {
 		u, err := url.Parse(m[1])
 		if err != nil || !web.WithinBase(base, u) || isLoginPage(u) {
 			continue

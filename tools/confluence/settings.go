@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -135,7 +136,9 @@ func ParseBaseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-var cloudIDPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+var cloudIDPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+})
 
 // isCloudSite reports whether the wiki is on Atlassian's Cloud domain.
 func isCloudSite(u *url.URL) bool {
@@ -174,7 +177,7 @@ func parseConfig(s map[string]string) (config, error) {
 	if c.email != "" && (strings.Count(c.email, "@") != 1 || strings.ContainsAny(c.email, ": \t\r\n") || strings.HasPrefix(c.email, "@") || strings.HasSuffix(c.email, "@")) {
 		errs = append(errs, fmt.Errorf("setting %s must be the e-mail address of the Atlassian account, such as jane@example.org", key(SettingEmail)))
 	}
-	if c.cloudID != "" && !cloudIDPattern.MatchString(c.cloudID) {
+	if c.cloudID != "" && !cloudIDPattern().MatchString(c.cloudID) {
 		errs = append(errs, fmt.Errorf("setting %s must be the site's cloud ID, a UUID such as 0f3c2a4e-1b2d-4c5e-8f90-123456789abc (https://<site>.atlassian.net/_edge/tenant_info shows it)", key(SettingCloudID)))
 	}
 	if v := get(SettingAPIBaseURL); v != "" {
