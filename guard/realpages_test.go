@@ -579,6 +579,28 @@ func TestRealPagesPlanted(t *testing.T) {
 	}
 }
 
+// TestRealPagesPlantedHeldout2 measures the second held-out block
+// (testdata/realpages/planted_heldout2.txt), written before the recall
+// work of branch recall2 changed any rule and measured once at its end.
+// Its misses are not logged (the block name starts with "heldout").
+func TestRealPagesPlantedHeldout2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads hundreds of real pages")
+	}
+	lines := readPlanted(t, "testdata/realpages/planted_heldout2.txt")
+	if len(lines) < 120 {
+		t.Fatalf("%d held-out lines, want at least 120", len(lines))
+	}
+	r := runPlanted(t, quietFilter(guard.Options{}), lines)
+	r.log(t, "held-out block 2")
+	if got := pct(r.stopped, r.total); got < heldout2Floor {
+		t.Errorf("held-out block 2: %.1f%% of the planted instructions stopped, want at least %.1f%%", got, heldout2Floor)
+	}
+}
+
+// heldout2Floor is the share measured once at the end of the recall work.
+const heldout2Floor = 0.0
+
 // readBIPIA reads one of BIPIA's attack files: attack lines by category.
 func readBIPIA(t testing.TB, path, block string) []plantedLine {
 	t.Helper()
