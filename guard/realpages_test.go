@@ -702,3 +702,54 @@ func TestRealPagesDiscussing(t *testing.T) {
 // attack in the attack's own words ("instructing it to ignore previous
 // guidelines").
 const discussingCeiling = 5
+
+// TestRealPagesExtraBenign reads a directory of saved HTML pages named by
+// STEWARD_EXTRA_BENIGN (e.g. trafilatura's tests/eval, fetched apart; not
+// part of the repository and not tuned on) and logs how many the default
+// filter changes. It only reports: the held floors are those of
+// TestRealPagesBenign.
+func TestRealPagesExtraBenign(t *testing.T) {
+	dir := os.Getenv("STEWARD_EXTRA_BENIGN")
+	if dir == "" {
+		t.Skip("STEWARD_EXTRA_BENIGN names no directory of HTML pages")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := newPageSite(t)
+	svc := web.NewService(web.ServiceOptions{})
+	f := quietFilter(guard.Options{})
+	docs, flagged := 0, 0
+	byDetector := map[string]int{}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".html") && !strings.HasSuffix(e.Name(), ".htm") {
+			continue
+		}
+		raw, err := os.ReadFile(dir + "/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := svc.Retrieve(context.Background(), site.put("/extra/"+e.Name(), raw), web.Options{Policy: web.UserChosen})
+		if err != nil {
+			continue
+		}
+		docs++
+		prep := webcontent.Prepare(context.Background(), f, p, userPageChars)
+		md, _ := web.Truncate(p.Markdown, userPageChars)
+		changed := visible(prep.Markdown) != visible(md) || visible(prep.Title) != visible(p.Title) ||
+			visible(prep.Description) != visible(p.Description)
+		if len(prep.Findings) > 0 || changed {
+			flagged++
+		}
+		seen := map[string]bool{}
+		for _, fd := range prep.Findings {
+			if d := detectorOf(fd.Rule); !seen[d] {
+				seen[d] = true
+				byDetector[d]++
+			}
+			t.Logf("  %s: %s %q", e.Name(), fd.Rule, fd.Snippet)
+		}
+	}
+	t.Logf("%s: %d/%d pages flagged, by detector %v", dir, flagged, docs, byDetector)
+}
