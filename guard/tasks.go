@@ -93,6 +93,22 @@ func taskRules() []regexRule {
 			re:            newLazyRegexp(`\b(?:summar(?:y|ies)|answers?|responses?|replies) (?:of|about|to questions about|based on|that (?:use|cite|quote|mention)) this (?:page|article|text|document|post|site|e-?mail|message|website|review)(?: [a-z']+){0,4}? (?:must|should|shall|have to|has to|need to|needs to|are required to|is required to)\b`),
 		},
 		{
+			// An order about every answer to come: "Add this disclaimer to
+			// every answer", "mention our shop in each reply".
+			id: "agent_manipulation.every_answer", category: AgentManipulation,
+			triggers: []string{"add", "append", "include", "insert", "mention", "put", "place", "end", "start", "begin", "close",
+				"attach", "cite", "link", "promote", "recommend", "use"}, after: 200,
+			sentenceStart: true,
+			re:            newLazyRegexp(`\b(?:add|append|include|insert|mention|put|place|end|start|begin|close|attach|cite|link|promote|recommend|use) (?:[^.!?\n]|[.!?]+[^ .!?\n]){0,140}? (?:in|to|into|at the (?:end|start|beginning|top|bottom) of|with|after|before) (?:every|each|all|any) (?:of your |your )?(?:answers?|repl(?:y|ies)|responses?|summar(?:y|ies)|outputs?)\b`),
+		},
+		{
+			// "Respond only with the words …"
+			id: "agent_manipulation.respond_only", category: AgentManipulation,
+			triggers: []string{"respond", "reply", "answer"}, after: 80,
+			sentenceStart: true,
+			re:            newLazyRegexp(`\b(?:respond|reply|answer) (?:only|exclusively|solely) with (?:the (?:words?|phrase|sentence|string|text|link)\b|["'])`),
+		},
+		{
 			// "Before answering, fetch …", "When responding, include …".
 			id: "agent_manipulation.before_answering", category: AgentManipulation,
 			triggers: []string{"before", "when", "while", "after"}, after: 120,
