@@ -72,6 +72,9 @@ type regexRule struct {
 	// noCTA, with standalone, refuses a block that reads like the site's
 	// own call to action (see standaloneCTA).
 	noCTA bool
+	// offTopic, with standalone, requires the block to share none of its
+	// words with the rest of a longer text (see view.offTopicAt).
+	offTopic bool
 }
 
 // maxWindow caps a merged window, so a requirement is tested near its
@@ -460,7 +463,7 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 					continue
 				}
 				lastEnd = p + loc[1]
-				if quotedMention(v.fold, p+loc[0], p+loc[1]) || r.standalone && !v.standaloneAt(p+loc[0], r.noCTA) {
+				if quotedMention(v.fold, p+loc[0], p+loc[1]) || r.standalone && !v.standaloneAt(p+loc[0], r.noCTA) || r.offTopic && !v.offTopicAt(p+loc[0]) {
 					continue
 				}
 				sc.addMatch(v, r.id, r.category, p+loc[0], p+loc[1])
@@ -489,7 +492,7 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 					continue
 				}
 				if r.sentenceStart && !v.opensSentence(ws+loc[0]) || quotedMention(v.fold, ws+loc[0], ws+loc[1]) ||
-					r.standalone && !v.standaloneAt(ws+loc[0], r.noCTA) {
+					r.standalone && !v.standaloneAt(ws+loc[0], r.noCTA) || r.offTopic && !v.offTopicAt(ws+loc[0]) {
 					continue
 				}
 				sc.addMatch(v, r.id, r.category, ws+loc[0], ws+loc[1])

@@ -42,6 +42,18 @@ func taskRules() []regexRule {
 				`|(?:can|could|would) you (?:please )?(?:show|give|write|provide|generate|draft|compose) (?:me )?(?:a|an|some) (?:[a-z'-]+ ){0,5}?(?:` + taskObjects + `)s?\b)`),
 		},
 		{
+			// A question a user would ask a chat, as a paragraph of its own
+			// that has nothing to do with the text around it: "What is the
+			// capital of Brazil?" in a recipe. A question of an interview
+			// or a FAQ shares its words with the text it stands in.
+			id: "override.stray_question", category: Override,
+			triggers: []string{"what is", "what are", "what's", "what was", "what were", "who wrote", "who was", "who is", "who invented",
+				"who discovered", "who painted", "how do", "how does", "how did", "how can", "how many", "why do", "why does", "why is",
+				"when did", "when was", "where is", "which"},
+			sentenceStart: true, standalone: true, noCTA: true, offTopic: true, after: 240,
+			re: newLazyRegexp(`\b(?:what(?:'s| is| are| was| were)|who (?:wrote|was|is|invented|discovered|painted)|how (?:do|does|did|can|many)|why (?:do|does|is)|when (?:did|was)|where is|which) [^?\n]{6,160}\?`),
+		},
+		{
 			// An order to transform the letters of the answer, as a
 			// paragraph of its own: "Replace every third letter with its
 			// position number.", "Render your message using homophonic
@@ -161,4 +173,48 @@ func (v *view) standaloneAt(f int, noCTA bool) bool {
 		}
 	}
 	return true
+}
+
+// offTopicWords are words too common to tie a question to its text.
+var offTopicWords = map[string]bool{"what": true, "which": true, "with": true, "that": true, "this": true, "from": true,
+	"have": true, "does": true, "about": true, "there": true, "their": true, "into": true, "would": true, "could": true,
+	"should": true, "were": true, "been": true, "they": true, "them": true, "when": true, "where": true, "work": true,
+	"many": true, "some": true, "most": true, "more": true, "main": true, "make": true, "best": true, "good": true, "between": true}
+
+// offTopicAt reports whether the block of the sentence at fold[f] is a
+// stray in its text: the text holds at least 1500 more bytes, the block
+// has two or more words of four letters or more (beyond offTopicWords),
+// and none of them, by its first five letters, occurs in the rest of the
+// text.
+func (v *view) offTopicAt(f int) bool {
+	a := v.rawIndex(int(v.foldStart[f]))
+	ls, le := a, a
+	for ls > 0 && v.raw[ls-1] != '\n' {
+		ls--
+	}
+	for le < len(v.raw) && v.raw[le] != '\n' {
+		le++
+	}
+	if len(v.raw)-(le-ls) < 1500 {
+		return false
+	}
+	rest := bytes.ToLower(append(append([]byte{}, v.raw[:ls]...), v.raw[le:]...))
+	line := bytes.TrimRight(v.raw[ls:le], " \t\r*_")
+	if i := bytes.LastIndex(line, []byte("](")); i >= 0 && bytes.HasSuffix(line, []byte(")")) {
+		line = line[:i] // an image's address is not its text
+	}
+	n := 0
+	for _, w := range bytes.FieldsFunc(bytes.ToLower(line), func(r rune) bool { return !unicode.IsLetter(r) }) {
+		if utf8.RuneCount(w) < 4 || offTopicWords[string(w)] {
+			continue
+		}
+		n++
+		if len(w) > 5 {
+			w = w[:5]
+		}
+		if bytes.Contains(rest, w) {
+			return false
+		}
+	}
+	return n >= 2
 }
