@@ -704,7 +704,8 @@ func TestRealPagesDiscussing(t *testing.T) {
 const discussingCeiling = 5
 
 // TestRealPagesExtraBenign reads a directory of saved HTML pages named by
-// STEWARD_EXTRA_BENIGN (e.g. trafilatura's tests/eval, fetched apart; not
+// STEWARD_EXTRA_BENIGN, and its Markdown and text files as text documents
+// (e.g. trafilatura's tests/eval, fetched apart; not
 // part of the repository and not tuned on) and logs how many the default
 // filter changes. It only reports: the held floors are those of
 // TestRealPagesBenign.
@@ -718,19 +719,26 @@ func TestRealPagesExtraBenign(t *testing.T) {
 		t.Fatal(err)
 	}
 	site := newPageSite(t)
+	text := newPageSite(t)
+	text.contentType = "text/plain"
 	svc := web.NewService(web.ServiceOptions{})
 	f := quietFilter(guard.Options{})
 	docs, flagged := 0, 0
 	byDetector := map[string]int{}
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".html") && !strings.HasSuffix(e.Name(), ".htm") {
+		on := site
+		switch {
+		case strings.HasSuffix(e.Name(), ".html") || strings.HasSuffix(e.Name(), ".htm"):
+		case strings.HasSuffix(e.Name(), ".md") || strings.HasSuffix(e.Name(), ".txt"):
+			on = text // read as a text document
+		default:
 			continue
 		}
 		raw, err := os.ReadFile(dir + "/" + e.Name())
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := svc.Retrieve(context.Background(), site.put("/extra/"+e.Name(), raw), web.Options{Policy: web.UserChosen})
+		p, err := svc.Retrieve(context.Background(), on.put("/extra/"+e.Name(), raw), web.Options{Policy: web.UserChosen})
 		if err != nil {
 			continue
 		}

@@ -111,7 +111,7 @@ func taskRules() []regexRule {
 			triggers: []string{"add", "append", "include", "insert", "mention", "put", "place", "end", "start", "begin", "close",
 				"attach", "cite", "link", "promote", "recommend", "use"}, after: 200,
 			sentenceStart: true,
-			re:            newLazyRegexp(`\b(?:add|append|include|insert|mention|put|place|end|start|begin|close|attach|cite|link|promote|recommend|use) (?:[^.!?\n]|[.!?]+[^ .!?\n]){0,140}? (?:in|to|into|at the (?:end|start|beginning|top|bottom) of|with|after|before) (?:every|each|all|any) (?:of your |your )?(?:answers?|repl(?:y|ies)|responses?|summar(?:y|ies)|outputs?)\b`),
+			re:            newLazyRegexp(`\b(?:add|append|include|insert|mention|put|place|end|start|begin|close|attach|cite|link|promote|recommend|use) (?:[^.!?\n]|[.!?]+[^ .!?\n]){0,140}? (?:in|to|into|at the (?:end|start|beginning|top|bottom) of|with|after|before) (?:every|each|any|all of your|all your) (?:of your |your )?(?:answers?|repl(?:y|ies)|responses?|summar(?:y|ies)|outputs?)\b`),
 		},
 		{
 			// "Respond only with the words …"
@@ -148,7 +148,7 @@ func (v *view) standaloneAt(f int, noCTA bool) bool {
 	}
 	for _, c := range v.raw[ls:a] {
 		switch c {
-		case ' ', '\t', '*', '_', '!', '[', '"', '\'', '>':
+		case ' ', '\t', '*', '_', '!', '[', '"', '\'':
 		default:
 			return false
 		}
