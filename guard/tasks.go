@@ -137,16 +137,20 @@ var standaloneCTA = regexp.MustCompile(`(?i)\b(?:your|our|us|we|here|below|comme
 
 // standaloneAt reports whether the sentence that starts at fold[f] is its
 // block's only content: before it on its line nothing but spaces, emphasis
-// or the opening of an image's alternative text, after it nothing but the
-// rest of that Markdown, and no second sentence; at most 220 bytes, and,
-// with noCTA, no call to action of the site itself.
+// or the opening of an image's alternative text (no list bullet), after it
+// nothing but the rest of that Markdown, and one sentence that ends in its
+// mark (a heading or label does not); at most 220 bytes, and, with noCTA,
+// no call to action of the site itself.
 func (v *view) standaloneAt(f int, noCTA bool) bool {
 	a := v.rawIndex(int(v.foldStart[f]))
 	ls := a
 	for ls > 0 && v.raw[ls-1] != '\n' {
 		ls--
 	}
-	for _, c := range v.raw[ls:a] {
+	for i, c := range v.raw[ls:a] {
+		if c == '*' && ls+i+1 < a && v.raw[ls+i+1] == ' ' {
+			return false // a list item's bullet
+		}
 		switch c {
 		case ' ', '\t', '*', '_', '!', '[', '"', '\'':
 		default:
@@ -163,6 +167,10 @@ func (v *view) standaloneAt(f int, noCTA bool) bool {
 	}
 	line = bytes.TrimRight(line, " \t\r*_\"'")
 	if len(line) > 220 || noCTA && standaloneCTA.Match(line) {
+		return false
+	}
+	// A sentence ends in its mark; a heading or a label does not.
+	if end := bytes.TrimRight(line, `"')”’`); len(end) == 0 || !bytes.ContainsAny(end[len(end)-1:], ".?!") {
 		return false
 	}
 	for i := 0; i+2 < len(line); i++ {
