@@ -589,15 +589,8 @@ func containsAny(b []byte, words []string) bool {
 	return false
 }
 
-// opensSentence reports whether fold[p:] starts a sentence: only spaces and
-// then a boundary (start, punctuation, quote, bracket, tag end or an HTML
-// comment opening) come before it.
-func opensSentence(fold []byte, p int) bool {
-	return opensSentenceFold(fold, p)
-}
-
 // opensSentence reports whether fold[p:] starts a sentence of v: as
-// opensSentence of the folded view, or at the start of a line of the
+// opensSentenceFold of the folded view, or at the start of a line of the
 // readable view, where only spaces and Markdown emphasis come before it
 // (a paragraph after one that ends in "**" or "]" opens a sentence, though
 // the folded view joins the two).
@@ -619,6 +612,9 @@ func (v *view) opensSentence(p int) bool {
 	return true
 }
 
+// opensSentenceFold reports whether fold[p:] starts a sentence: only
+// spaces and then a boundary (start, punctuation, quote, bracket, tag end
+// or an HTML comment opening) come before it.
 func opensSentenceFold(fold []byte, p int) bool {
 	i := p
 	for i > 0 && fold[i-1] == ' ' {
