@@ -65,6 +65,16 @@ type regexRule struct {
 	// starts at the trigger (before == 0): each trigger then costs one
 	// attempt that usually fails within a few bytes.
 	anchored *lazyRegexp
+	// standalone requires the match to open a block that holds nothing but
+	// its one short sentence (see view.standaloneAt): a task planted as a
+	// paragraph of its own, not a step of a list or a sentence of prose.
+	standalone bool
+	// noCTA, with standalone, refuses a block that reads like the site's
+	// own call to action (see standaloneCTA).
+	noCTA bool
+	// offTopic, with standalone, requires the block to share none of its
+	// words with the rest of a longer text (see view.offTopicAt).
+	offTopic bool
 }
 
 // maxWindow caps a merged window, so a requirement is tested near its
@@ -107,7 +117,9 @@ const (
 // allRules is every structural rule the filter runs: the ones below and
 // those for instructions addressed to an AI reader (addressed.go). The
 // generated tables are fingerprinted over exactly this list.
-func allRules() []regexRule { return append(regexRules(), addressedRules()...) }
+func allRules() []regexRule {
+	return append(append(regexRules(), addressedRules()...), taskRules()...)
+}
 
 func regexRules() []regexRule {
 	return []regexRule{
@@ -439,7 +451,7 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 		if r.anchored != nil {
 			lastEnd := -1
 			for _, p := range starts {
-				if p < lastEnd || r.sentenceStart && !opensSentence(v.fold, p) {
+				if p < lastEnd || r.sentenceStart && !v.opensSentence(p) {
 					continue
 				}
 				window := v.fold[p:min(len(v.fold), p+r.after)]
@@ -451,7 +463,7 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 					continue
 				}
 				lastEnd = p + loc[1]
-				if quotedMention(v.fold, p+loc[0], p+loc[1]) {
+				if quotedMention(v.fold, p+loc[0], p+loc[1]) || r.standalone && !v.standaloneAt(p+loc[0], r.noCTA) || r.offTopic && !v.offTopicAt(p+loc[0]) {
 					continue
 				}
 				sc.addMatch(v, r.id, r.category, p+loc[0], p+loc[1])
@@ -479,7 +491,8 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 				if r.keywords != nil && (len(loc) < 4 || loc[2] < 0 || !r.keywords.Match(window[loc[2]:loc[3]])) {
 					continue
 				}
-				if r.sentenceStart && !opensSentence(v.fold, ws+loc[0]) || quotedMention(v.fold, ws+loc[0], ws+loc[1]) {
+				if r.sentenceStart && !v.opensSentence(ws+loc[0]) || quotedMention(v.fold, ws+loc[0], ws+loc[1]) ||
+					r.standalone && !v.standaloneAt(ws+loc[0], r.noCTA) || r.offTopic && !v.offTopicAt(ws+loc[0]) {
 					continue
 				}
 				sc.addMatch(v, r.id, r.category, ws+loc[0], ws+loc[1])
@@ -576,10 +589,33 @@ func containsAny(b []byte, words []string) bool {
 	return false
 }
 
-// opensSentence reports whether fold[p:] starts a sentence: only spaces and
-// then a boundary (start, punctuation, quote, bracket, tag end or an HTML
-// comment opening) come before it.
-func opensSentence(fold []byte, p int) bool {
+// opensSentence reports whether fold[p:] starts a sentence of v: as
+// opensSentenceFold of the folded view, or at the start of a line of the
+// readable view, where only spaces and Markdown emphasis come before it
+// (a paragraph after one that ends in "**" or "]" opens a sentence, though
+// the folded view joins the two).
+func (v *view) opensSentence(p int) bool {
+	if opensSentenceFold(v.fold, p) {
+		return true
+	}
+	i := v.rawIndex(int(v.foldStart[p]))
+	for i > 0 {
+		switch v.raw[i-1] {
+		case ' ', '\t', '*', '_':
+			i--
+			continue
+		case '\n':
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+// opensSentenceFold reports whether fold[p:] starts a sentence: only
+// spaces and then a boundary (start, punctuation, quote, bracket, tag end
+// or an HTML comment opening) come before it.
+func opensSentenceFold(fold []byte, p int) bool {
 	i := p
 	for i > 0 && fold[i-1] == ' ' {
 		i--

@@ -65,9 +65,10 @@
 //
 // The filter is a signal for the user and the log, not a security
 // boundary. On real pages (TestRealPages*, figures in the README) the
-// rules remove nothing from 276 ordinary pages (two public sets) and stop 96% of the
-// instructions planted into them through ten carriers (90% of a held-out
-// block), but only 70% of BIPIA's held-out attacks, most of which are bare
+// rules remove nothing from 276 ordinary pages (two public sets) and stop
+// 97% of the instructions planted into them through ten carriers (93% of
+// a held-out block, but only 68% of a second held-out block written to
+// be varied), and 81% of BIPIA's held-out attacks, many of which are bare
 // tasks that nothing marks as addressed to a model.
 //
 // The package opens no connection except to the configured classifier and

@@ -574,10 +574,35 @@ func TestRealPagesPlanted(t *testing.T) {
 	lines := readPlanted(t, "testdata/realpages/planted.txt")
 	r := runPlanted(t, quietFilter(guard.Options{}), lines)
 	r.log(t, "default filter")
-	if floor := 96.0; pct(r.stopped, r.total) < floor {
+	if floor := 97.2; pct(r.stopped, r.total) < floor {
 		t.Errorf("%.1f%% of the planted instructions stopped, want at least %.1f%%", pct(r.stopped, r.total), floor)
 	}
 }
+
+// TestRealPagesPlantedHeldout2 measures the second held-out block
+// (testdata/realpages/planted_heldout2.txt), written before the recall
+// work of branch recall2 changed any rule and measured once at its end.
+// Its misses are not logged (the block name starts with "heldout").
+func TestRealPagesPlantedHeldout2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads hundreds of real pages")
+	}
+	lines := readPlanted(t, "testdata/realpages/planted_heldout2.txt")
+	if len(lines) < 120 {
+		t.Fatalf("%d held-out lines, want at least 120", len(lines))
+	}
+	r := runPlanted(t, quietFilter(guard.Options{}), lines)
+	r.log(t, "held-out block 2")
+	if got := pct(r.stopped, r.total); got < heldout2Floor {
+		t.Errorf("held-out block 2: %.1f%% of the planted instructions stopped, want at least %.1f%%", got, heldout2Floor)
+	}
+}
+
+// heldout2Floor is the share measured once at the end of the recall work
+// (775/1143; 757/1143, 66.2%, with the rules from before it): the rules
+// stop few of its visible plants (28-30% per visible carrier), the page
+// hiding, invisible and encoded carriers all but a few.
+const heldout2Floor = 67.8
 
 // readBIPIA reads one of BIPIA's attack files: attack lines by category.
 func readBIPIA(t testing.TB, path, block string) []plantedLine {
@@ -615,8 +640,8 @@ func TestRealPagesPublicAttacks(t *testing.T) {
 		file, block string
 		floor       float64
 	}{
-		{"testdata/realpages/bipia/text_attack_train.json", "bipia-train", 74},
-		{"testdata/realpages/bipia/text_attack_test.json", "heldout-bipia-test", 70},
+		{"testdata/realpages/bipia/text_attack_train.json", "bipia-train", 97.9},
+		{"testdata/realpages/bipia/text_attack_test.json", "heldout-bipia-test", 80.7},
 	} {
 		lines := readBIPIA(t, set.file, set.block)
 		if len(lines) != 75 {
@@ -680,3 +705,62 @@ func TestRealPagesDiscussing(t *testing.T) {
 // attack in the attack's own words ("instructing it to ignore previous
 // guidelines").
 const discussingCeiling = 5
+
+// TestRealPagesExtraBenign reads a directory of saved HTML pages named by
+// STEWARD_EXTRA_BENIGN, and its Markdown and text files as text documents
+// (e.g. trafilatura's tests/eval, fetched apart; not
+// part of the repository and not tuned on) and logs how many the default
+// filter changes. It only reports: the held floors are those of
+// TestRealPagesBenign.
+func TestRealPagesExtraBenign(t *testing.T) {
+	dir := os.Getenv("STEWARD_EXTRA_BENIGN")
+	if dir == "" {
+		t.Skip("STEWARD_EXTRA_BENIGN names no directory of HTML pages")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := newPageSite(t)
+	text := newPageSite(t)
+	text.contentType = "text/plain"
+	svc := web.NewService(web.ServiceOptions{})
+	f := quietFilter(guard.Options{})
+	docs, flagged := 0, 0
+	byDetector := map[string]int{}
+	for _, e := range entries {
+		on := site
+		switch {
+		case strings.HasSuffix(e.Name(), ".html") || strings.HasSuffix(e.Name(), ".htm"):
+		case strings.HasSuffix(e.Name(), ".md") || strings.HasSuffix(e.Name(), ".txt"):
+			on = text // read as a text document
+		default:
+			continue
+		}
+		raw, err := os.ReadFile(dir + "/" + e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := svc.Retrieve(context.Background(), on.put("/extra/"+e.Name(), raw), web.Options{Policy: web.UserChosen})
+		if err != nil {
+			continue
+		}
+		docs++
+		prep := webcontent.Prepare(context.Background(), f, p, userPageChars)
+		md, _ := web.Truncate(p.Markdown, userPageChars)
+		changed := visible(prep.Markdown) != visible(md) || visible(prep.Title) != visible(p.Title) ||
+			visible(prep.Description) != visible(p.Description)
+		if len(prep.Findings) > 0 || changed {
+			flagged++
+		}
+		seen := map[string]bool{}
+		for _, fd := range prep.Findings {
+			if d := detectorOf(fd.Rule); !seen[d] {
+				seen[d] = true
+				byDetector[d]++
+			}
+			t.Logf("  %s: %s %q", e.Name(), fd.Rule, fd.Snippet)
+		}
+	}
+	t.Logf("%s: %d/%d pages flagged, by detector %v", dir, flagged, docs, byDetector)
+}
