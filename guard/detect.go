@@ -75,6 +75,10 @@ type regexRule struct {
 	// offTopic, with standalone, requires the block to share none of its
 	// words with the rest of a longer text (see view.offTopicAt).
 	offTopic bool
+	// webOnly limits the rule to web pages: the chat requests, questions
+	// and orders about replies it catches are ordinary in a mail, a
+	// document or a tool's answer, which are the user's own data.
+	webOnly bool
 }
 
 // maxWindow caps a merged window, so a requirement is tested near its
@@ -397,9 +401,9 @@ func boundaryOK(fold []byte, start, end int, m patternMeta) bool {
 	return true
 }
 
-// scan runs every detector over s.
-func (d *detectors) scan(s string) *scan {
-	sc := &scan{}
+// scan runs every detector over s, a text of the given kind.
+func (d *detectors) scan(s string, kind SourceKind) *scan {
+	sc := &scan{kind: kind}
 	v := buildView(s, sc)
 	sc.view = v
 	d.scanView(v, sc, true)
@@ -448,6 +452,9 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 	}
 	for ri, starts := range triggers {
 		r := &d.rules[ri]
+		if r.webOnly && sc.kind != WebContent {
+			continue
+		}
 		if r.anchored != nil {
 			lastEnd := -1
 			for _, p := range starts {

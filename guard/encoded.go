@@ -38,7 +38,7 @@ func (d *detectors) scanCarriers(v *view, sc *scan) {
 		if !printable(decoded) {
 			return
 		}
-		inner := &scan{}
+		inner := &scan{kind: sc.kind}
 		iv := buildView(string(decoded), inner)
 		inner.view = iv
 		d.scanView(iv, inner, false)

@@ -204,7 +204,7 @@ func (f *Filter) FilterBatch(ctx context.Context, texts []Text) []Outcome {
 		if det == nil {
 			det = f.det()
 		}
-		scans[i] = det.scan(t.Text)
+		scans[i] = det.scan(t.Text, t.Source.Kind)
 		if !f.noLocal {
 			scans[i].addLocal(localModel(), f.localTh)
 		}

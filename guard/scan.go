@@ -14,6 +14,7 @@ const maxExtend = 300
 
 // scan collects what the detectors found in one text.
 type scan struct {
+	kind     SourceKind
 	view     *view
 	redact   []span // replaced by the marker
 	removals []span // removed silently
