@@ -49,7 +49,7 @@ func (x *Index) searchCommon(ctx context.Context, mailboxID string, f Filter, st
 			}
 		}
 	}
-	var cands []int64
+	var cands []chunkRow
 	if len(rare) > 0 {
 		text := strings.Join(rare, " ")
 		hits, err := x.searchWordsExact(ctx, mailboxID, f, text, searchindex.MatchQuery(text), max(limit*rerankFactor, 100))
@@ -57,10 +57,10 @@ func (x *Index) searchCommon(ctx context.Context, mailboxID string, f Filter, st
 			return nil, err
 		}
 		for _, h := range hits {
-			cands = append(cands, h.ChunkID)
+			cands = append(cands, chunkRow{id: h.ChunkID, mail: h.MailID})
 		}
 		if len(hits) >= limit {
-			return x.rankChunks(ctx, sc, cands, limit)
+			return x.rankChunkRows(ctx, sc, cands, limit)
 		}
 		// Too few mails hold a rare word: the common words add theirs.
 	}
@@ -69,19 +69,75 @@ func (x *Index) searchCommon(ctx context.Context, mailboxID string, f Filter, st
 		// Each match is checked against the filter one by one.
 		n = max(newestRanked/2, limit*5)
 	}
-	all, err := x.newestMatches(ctx, mailboxID, f, searchindex.QuoteWords(common, " AND "), n)
+	// Without a filter, in an index of this mailbox alone, the newest
+	// matches need not be looked up in mails one by one (the most costly
+	// part of the search: mail IDs are random, so each lookup reads pages
+	// of its own); only the mails that make the answer are then checked
+	// for not pending removal.
+	alone := f.isZero() && x.onlyMailbox(ctx, mailboxID)
+	all, err := x.newestMatches(ctx, mailboxID, f, searchindex.QuoteWords(common, " AND "), n, !alone)
 	if err != nil {
 		return nil, err
 	}
 	cands = append(cands, all...)
-	if x.distinctMails(ctx, cands) < limit && len(common) > 1 {
-		any, err := x.newestMatches(ctx, mailboxID, f, searchindex.QuoteWords(common, " OR "), n)
+	if distinctMails(cands) < limit && len(common) > 1 {
+		any, err := x.newestMatches(ctx, mailboxID, f, searchindex.QuoteWords(common, " OR "), n, !alone)
 		if err != nil {
 			return nil, err
 		}
 		cands = append(cands, any...)
 	}
-	return x.rankChunks(ctx, sc, cands, limit)
+	hits, err := x.rankChunkRows(ctx, sc, cands, -1)
+	if err != nil || !alone {
+		return cutHits(hits, limit), err
+	}
+	return x.liveHits(ctx, hits, limit)
+}
+
+// onlyMailbox tells whether every mail of the index is mailboxID's (two
+// lookups in mails_received; false on error, which only costs time).
+func (x *Index) onlyMailbox(ctx context.Context, mailboxID string) bool {
+	var other bool
+	err := x.db.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM mails WHERE mailbox_id < ?) OR EXISTS(SELECT 1 FROM mails WHERE mailbox_id > ?)`,
+		mailboxID, mailboxID).Scan(&other)
+	return err == nil && !other
+}
+
+// liveHits keeps, in order, the first limit hits whose mails are not
+// pending removal (a mail whose last location went), checking a page of
+// mails at a time.
+func (x *Index) liveHits(ctx context.Context, hits []Hit, limit int) ([]Hit, error) {
+	var out []Hit
+	page := max(2*limit, 64)
+	for from := 0; from < len(hits) && len(out) < limit; from += page {
+		part := hits[from:min(from+page, len(hits))]
+		ids := make([]string, len(part))
+		for i, h := range part {
+			ids[i] = h.MailID
+		}
+		list, err := searchindex.JSONList(ids)
+		if err != nil {
+			return nil, err
+		}
+		live, err := x.idSet(ctx, "search words", `SELECT id FROM mails WHERE id IN (SELECT value FROM json_each(?)) AND loc_count > 0`, list)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range part {
+			if live[h.MailID] && len(out) < limit {
+				out = append(out, h)
+			}
+		}
+	}
+	return out, nil
+}
+
+// cutHits keeps the first limit hits (all when limit is negative).
+func cutHits(hits []Hit, limit int) []Hit {
+	if limit >= 0 && len(hits) > limit {
+		return hits[:limit]
+	}
+	return hits
 }
 
 // fewMails tells whether one of the conditions of f that an index answers
@@ -150,25 +206,55 @@ func (x *Index) chunkIDs(ctx context.Context, q string, args ...any) ([]int64, e
 	return searchindex.Int64s(ctx, x.db, "mailindex: search words", q, args...)
 }
 
-// newestMatches returns the IDs of the last-indexed n chunks matching the
-// FTS5 query mq whose mails meet f.
-func (x *Index) newestMatches(ctx context.Context, mailboxID string, f Filter, mq string, n int) ([]int64, error) {
-	where, args := filterSQLPerMail(mailboxID, f)
-	// CROSS JOIN keeps the FTS5 table outside, read from its last rowid.
-	return x.chunkIDs(ctx, `SELECT t.rowid FROM chunks_fts t CROSS JOIN chunks c ON c.id = t.rowid CROSS JOIN mails m ON m.id = c.mail_id
-		WHERE chunks_fts MATCH ? AND `+where+` ORDER BY t.rowid DESC LIMIT ?`, append(append([]any{mq}, args...), n)...)
+// chunkRow is a candidate chunk: its ID, its mail and, when read with
+// it, its text (hasText).
+type chunkRow struct {
+	id         int64
+	mail, text string
+	hasText    bool
 }
 
-// distinctMails counts the mails of chunk IDs (0 on error: the caller
-// then widens, which is always correct).
-func (x *Index) distinctMails(ctx context.Context, ids []int64) int {
-	m, err := x.chunkMails(ctx, ids)
-	if err != nil {
-		return 0
+// newestMatches returns the last-indexed n chunks matching the FTS5 query
+// mq whose mails meet f, with their mails and texts: one pass over the
+// newest rows, instead of a lookup per chunk in three more queries.
+//
+// With joinMails false, the mails are not read: every chunk matching mq
+// is a candidate, whichever mail it is of (for an index of one mailbox
+// and no filter, see searchCommon).
+func (x *Index) newestMatches(ctx context.Context, mailboxID string, f Filter, mq string, n int, joinMails bool) ([]chunkRow, error) {
+	// CROSS JOIN keeps the FTS5 table outside, read from its last rowid.
+	q := `SELECT t.rowid, c.mail_id, t.text FROM chunks_fts t CROSS JOIN chunks c ON c.id = t.rowid WHERE chunks_fts MATCH ? ORDER BY t.rowid DESC LIMIT ?`
+	args := []any{mq, n}
+	if joinMails {
+		where, wargs := filterSQLPerMail(mailboxID, f)
+		q = `SELECT t.rowid, c.mail_id, t.text FROM chunks_fts t CROSS JOIN chunks c ON c.id = t.rowid CROSS JOIN mails m ON m.id = c.mail_id
+		WHERE chunks_fts MATCH ? AND ` + where + ` ORDER BY t.rowid DESC LIMIT ?`
+		args = append(append([]any{mq}, wargs...), n)
 	}
+	rows, err := x.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("mailindex: search words: %w", err)
+	}
+	defer rows.Close()
+	var out []chunkRow
+	for rows.Next() {
+		r := chunkRow{hasText: true}
+		if err := rows.Scan(&r.id, &r.mail, &r.text); err != nil {
+			return nil, fmt.Errorf("mailindex: search words: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("mailindex: search words: %w", err)
+	}
+	return out, nil
+}
+
+// distinctMails counts the mails of candidate chunks.
+func distinctMails(rows []chunkRow) int {
 	seen := map[string]bool{}
-	for _, mail := range m {
-		seen[mail] = true
+	for _, r := range rows {
+		seen[r.mail] = true
 	}
 	return len(seen)
 }
@@ -193,31 +279,59 @@ func (x *Index) chunkColumn(ctx context.Context, q string, ids []int64) (map[int
 // rankChunks scores the candidate chunks, keeps those holding a word of
 // the query and returns the best chunk of the best limit mails.
 func (x *Index) rankChunks(ctx context.Context, sc *searchindex.Scorer, ids []int64, limit int) ([]Hit, error) {
+	rows := make([]chunkRow, len(ids))
+	for i, id := range ids {
+		rows[i].id = id
+	}
+	return x.rankChunkRows(ctx, sc, rows, limit)
+}
+
+// rankChunkRows is rankChunks for candidates whose mails and texts may be
+// known already; the others are read in one query each. A negative limit
+// keeps every mail.
+func (x *Index) rankChunkRows(ctx context.Context, sc *searchindex.Scorer, cands []chunkRow, limit int) ([]Hit, error) {
 	seenID := map[int64]bool{}
-	uniq := ids[:0:0]
-	for _, id := range ids {
-		if !seenID[id] {
-			seenID[id] = true
-			uniq = append(uniq, id)
+	uniq := cands[:0:0]
+	var needText, needMail []int64
+	for _, c := range cands {
+		if seenID[c.id] {
+			continue
+		}
+		seenID[c.id] = true
+		uniq = append(uniq, c)
+		if !c.hasText {
+			needText = append(needText, c.id)
+		}
+		if c.mail == "" {
+			needMail = append(needMail, c.id)
 		}
 	}
-	texts, err := x.chunkTextsIn(ctx, uniq)
+	texts, err := x.chunkTextsIn(ctx, needText)
 	if err != nil {
 		return nil, err
 	}
-	mails, err := x.chunkMails(ctx, uniq)
+	mails, err := x.chunkMails(ctx, needMail)
 	if err != nil {
 		return nil, err
 	}
 	var hits []Hit
-	for _, id := range uniq {
-		t, ok := texts[id]
-		mail, ok2 := mails[id]
-		if !ok || !ok2 {
-			continue // removed meanwhile
+	for _, c := range uniq {
+		if !c.hasText {
+			t, ok := texts[c.id]
+			if !ok {
+				continue // removed meanwhile
+			}
+			c.text = t
 		}
-		if s := sc.Score(t); s > 0 {
-			hits = append(hits, Hit{MailID: mail, ChunkID: id, Score: s})
+		if c.mail == "" {
+			m, ok := mails[c.id]
+			if !ok {
+				continue // removed meanwhile
+			}
+			c.mail = m
+		}
+		if s := sc.Score(c.text); s > 0 {
+			hits = append(hits, Hit{MailID: c.mail, ChunkID: c.id, Score: s})
 		}
 	}
 	sort.Slice(hits, func(i, j int) bool {
@@ -226,9 +340,5 @@ func (x *Index) rankChunks(ctx context.Context, sc *searchindex.Scorer, ids []in
 		}
 		return hits[i].ChunkID < hits[j].ChunkID
 	})
-	out := BestPerMail(hits)
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	return cutHits(BestPerMail(hits), limit), nil
 }

@@ -211,17 +211,29 @@ func TestCommonWordsOnlyRankNewestMatches(t *testing.T) {
 		}
 		fts := ftsScores(t, x, q)
 		// The candidates: the newest chunks holding every word.
-		newest, err := x.newestMatches(ctx, "mb", Filter{}, searchindex.QuoteWords(searchindex.QueryWords(q), " AND "), newestRanked)
+		newest, err := x.newestMatches(ctx, "mb", Filter{}, searchindex.QuoteWords(searchindex.QueryWords(q), " AND "), newestRanked, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]int64, len(newest))
+		for i, r := range newest {
+			ids[i] = r.id
+		}
+		// The mails and texts read with the matches are the chunks' own.
+		mails, err := x.chunkMails(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts, err := x.chunkTextsIn(ctx, ids)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var ranked []Hit
-		mails, err := x.chunkMails(ctx, newest)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range newest {
-			ranked = append(ranked, Hit{MailID: mails[id], ChunkID: id, Score: fts[id]})
+		for _, r := range newest {
+			if !r.hasText || r.text != texts[r.id] || r.mail != mails[r.id] {
+				t.Fatalf("%q chunk %d: read with mail %q and text %q, its own are %q and %q", q, r.id, r.mail, r.text, mails[r.id], texts[r.id])
+			}
+			ranked = append(ranked, Hit{MailID: mails[r.id], ChunkID: r.id, Score: fts[r.id]})
 		}
 		slices.SortStableFunc(ranked, func(a, b Hit) int {
 			if a.Score != b.Score {
@@ -323,5 +335,80 @@ func TestPeopleFilterByTrigrams(t *testing.T) {
 	}
 	if mails != 0 || people != 0 {
 		t.Fatalf("after removing every mail: %d mails, %d sender rows; want 0 and 0", mails, people)
+	}
+}
+
+// In an index of one mailbox a search of common words reads the newest
+// matches without looking up their mails; a mail pending removal (no
+// location left) is still never found, and once another mailbox shares
+// the index the newest matches are this mailbox's own again.
+func TestCommonWordsMailsPendingRemovalAndOtherMailboxes(t *testing.T) {
+	x := commonIndex(t)
+	ctx := context.Background()
+	if !x.onlyMailbox(ctx, "mb") || x.onlyMailbox(ctx, "mb2") {
+		t.Fatal("onlyMailbox is wrong for an index of mailbox mb alone")
+	}
+	before, err := x.SearchWords(ctx, "mb", Filter{}, "v0", 10)
+	if err != nil || len(before) != 10 {
+		t.Fatalf("%d hits (%v), want 10", len(before), err)
+	}
+	gone := before[0].MailID
+	rows, err := x.db.QueryContext(ctx, `SELECT f.path, l.uid FROM locations l JOIN folders f ON f.id = l.folder_id WHERE l.mail_id = ?`, gone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	locs := map[string][]uint32{}
+	for rows.Next() {
+		var path string
+		var uid uint32
+		if err := rows.Scan(&path, &uid); err != nil {
+			t.Fatal(err)
+		}
+		locs[path] = append(locs[path], uid)
+	}
+	rows.Close()
+	for path, uids := range locs {
+		if err := x.RemoveUIDs(ctx, "mb", path, uids); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := x.PendingRemovals(ctx, "mb"); err != nil || n != 1 {
+		t.Fatalf("%d mails pending removal (%v), want 1", n, err)
+	}
+	after, err := x.SearchWords(ctx, "mb", Filter{}, "v0", 10)
+	if err != nil || len(after) != 10 {
+		t.Fatalf("after the removal: %d hits (%v), want 10", len(after), err)
+	}
+	for i, h := range after {
+		if h.MailID == gone {
+			t.Fatalf("the mail pending removal was found: %+v", after)
+		}
+		if i < 9 && h.MailID != before[i+1].MailID {
+			t.Fatalf("hit %d is %s, want %s (the order without the removed mail)", i, h.MailID, before[i+1].MailID)
+		}
+	}
+	// A newer mailbox whose 500 chunks all hold v0.
+	if err := x.SaveFolder(ctx, Folder{MailboxID: "mb2", Path: "INBOX", ServerMessages: -1, ServerUnseen: -1}); err != nil {
+		t.Fatal(err)
+	}
+	var more []Incoming
+	for i := range 500 {
+		more = append(more, incoming(uint32(i+1), fmt.Sprint("o", i), "other", "s1", "me", "v0 v0 v0 elsewhere", day.Add(2000*time.Hour), Flags{}))
+	}
+	if err := x.AddBatch(ctx, "mb2", "INBOX", more); err != nil {
+		t.Fatal(err)
+	}
+	if x.onlyMailbox(ctx, "mb") {
+		t.Fatal("onlyMailbox ignores mailbox mb2")
+	}
+	mine, err := x.SearchWords(ctx, "mb", Filter{}, "v0", 10)
+	if err != nil || len(mine) != 10 {
+		t.Fatalf("with mailbox mb2: %d hits (%v), want 10", len(mine), err)
+	}
+	for _, h := range mine {
+		var mb string
+		if err := x.db.QueryRowContext(ctx, `SELECT mailbox_id FROM mails WHERE id = ?`, h.MailID).Scan(&mb); err != nil || mb != "mb" || h.MailID == gone {
+			t.Fatalf("with mailbox mb2, hit %+v is of mailbox %q (%v) or pending removal", h, mb, err)
+		}
 	}
 }
