@@ -18,6 +18,7 @@ import (
 	"github.com/stewardhq/steward/registry"
 	"github.com/stewardhq/steward/settings"
 	"github.com/stewardhq/steward/store"
+	"github.com/stewardhq/steward/store/searchindex"
 	"github.com/stewardhq/steward/tool"
 	"github.com/stewardhq/steward/web"
 )
@@ -52,6 +53,11 @@ type Options struct {
 	// SkipMCPServers leaves the configured MCP servers unstarted and their
 	// tools out of the registry, for commands that offer no tools.
 	SkipMCPServers bool
+	// OneShot says the process answers one query and exits (steward mail
+	// search, sources search): the mail and document indexes are opened
+	// with a small page cache (searchindex.OneShotCacheKiB), which such a
+	// process fills faster than it allocates a large one.
+	OneShot bool
 }
 
 // App is Steward, wired.
@@ -85,8 +91,10 @@ type App struct {
 	mail       mailParts
 	sources    sourceParts
 	webOptions web.ServiceOptions
-	hosts      hostChecks
-	pinned     pinnedClient
+	// indexOptions open the mail and document indexes.
+	indexOptions []searchindex.Option
+	hosts        hostChecks
+	pinned       pinnedClient
 	// settingsMu guards a.User.Tools, which SetToolSetting replaces while
 	// other goroutines may read it.
 	settingsMu sync.RWMutex
@@ -96,6 +104,9 @@ type App struct {
 // that fails is reported in a.Org.Problems and does not stop Steward.
 func Open(ctx context.Context, opts Options) (*App, error) {
 	a := &App{getenv: opts.Getenv, Logger: opts.Logger, HTTPClient: opts.HTTPClient, webOptions: opts.Web, onRetry: opts.OnRetry, Redact: opts.Secrets}
+	if opts.OneShot {
+		a.indexOptions = []searchindex.Option{searchindex.CacheKiB(searchindex.OneShotCacheKiB)}
+	}
 	if a.getenv == nil {
 		a.getenv = os.Getenv
 	}

@@ -43,7 +43,7 @@ func (a *App) mailIndex(ctx context.Context) (*mailindex.Index, error) {
 			a.mail.err = err
 			return
 		}
-		a.mail.index, a.mail.err = mailindex.Open(ctx, path)
+		a.mail.index, a.mail.err = mailindex.Open(ctx, path, a.indexOptions...)
 		if a.mail.err == nil {
 			privateFiles(path)
 		}

@@ -298,7 +298,7 @@ func (a *App) newSourceService(enabled func() bool) *datasource.Service {
 // DocIndex opens the local document index once.
 func (a *App) DocIndex(ctx context.Context) (*local.Index, error) {
 	a.sources.indexOnce.Do(func() {
-		a.sources.index, a.sources.indexErr = local.Open(ctx, a.DocIndexPath())
+		a.sources.index, a.sources.indexErr = local.Open(ctx, a.DocIndexPath(), a.indexOptions...)
 		if a.sources.indexErr != nil {
 			a.sources.indexErr = fmt.Errorf("opening the document index %s: %w", a.DocIndexPath(), a.sources.indexErr)
 		}

@@ -24,7 +24,7 @@ func openApp(cmd *cobra.Command, e env) (*app.App, error) {
 	if debug || e.getenv("STEWARD_DEBUG") != "" {
 		logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	opts := app.Options{ConfigDir: cfgDir, DataDir: dataDir, Getenv: e.getenv, Logger: logger, Secrets: e.secrets, PluginIsolation: e.plugins, SkipMCPServers: !offersTools(cmd),
+	opts := app.Options{ConfigDir: cfgDir, DataDir: dataDir, Getenv: e.getenv, Logger: logger, Secrets: e.secrets, PluginIsolation: e.plugins, SkipMCPServers: !offersTools(cmd), OneShot: oneShot(cmd),
 		OnRetry: func(n llm.RetryNotice) { fmt.Fprintf(e.stderr, "steward: %s\n", n) }}
 	if e.tweak != nil {
 		e.tweak(&opts)
@@ -45,6 +45,16 @@ func openApp(cmd *cobra.Command, e env) (*app.App, error) {
 		reportMCP(e, a)
 	}
 	return a, nil
+}
+
+// oneShot reports whether cmd answers one query from the local indexes
+// and exits, so that a small page cache serves it better than a large one.
+func oneShot(cmd *cobra.Command) bool {
+	switch cmd.CommandPath() {
+	case "steward mail search", "steward mail count", "steward mail status", "steward sources search":
+		return true
+	}
+	return false
 }
 
 func addProviderFlags(cmd *cobra.Command) {

@@ -20,6 +20,7 @@ import (
 	"github.com/stewardhq/steward/embed"
 	"github.com/stewardhq/steward/llm/tokens"
 	"github.com/stewardhq/steward/store/docindex"
+	"github.com/stewardhq/steward/store/searchindex"
 )
 
 // Index is an open local document index. It is safe for concurrent use;
@@ -56,9 +57,10 @@ func (ix *Index) counter(model string) (*counter, error) {
 var ErrNotIndexed = docindex.ErrNoSource
 
 // Open opens (creating when needed) the document index at dbPath, e.g.
-// <data dir>/docs.db next to the mail index.
-func Open(ctx context.Context, dbPath string) (*Index, error) {
-	x, err := docindex.Open(ctx, dbPath)
+// <data dir>/docs.db next to the mail index; the options are
+// searchindex.Open's (its page cache).
+func Open(ctx context.Context, dbPath string, opts ...searchindex.Option) (*Index, error) {
+	x, err := docindex.Open(ctx, dbPath, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -91,9 +91,10 @@ CREATE TABLE IF NOT EXISTS failures(
 );
 `
 
-// Open opens (creating when needed) the index at path.
-func Open(ctx context.Context, path string) (*Index, error) {
-	db, err := searchindex.Open(path, "docindex")
+// Open opens (creating when needed) the index at path; the options are
+// searchindex.Open's (its page cache).
+func Open(ctx context.Context, path string, opts ...searchindex.Option) (*Index, error) {
+	db, err := searchindex.Open(path, "docindex", opts...)
 	if err != nil {
 		return nil, err
 	}

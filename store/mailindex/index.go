@@ -147,9 +147,10 @@ CREATE TABLE IF NOT EXISTS signin(
 );
 `
 
-// Open opens (creating when needed) the index at path.
-func Open(ctx context.Context, path string) (*Index, error) {
-	db, err := searchindex.Open(path, "mailindex")
+// Open opens (creating when needed) the index at path; the options are
+// searchindex.Open's (its page cache).
+func Open(ctx context.Context, path string, opts ...searchindex.Option) (*Index, error) {
+	db, err := searchindex.Open(path, "mailindex", opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -11,17 +11,44 @@ import (
 	"github.com/ncruces/go-sqlite3/driver"
 )
 
+// DefaultCacheKiB is the page cache per connection that Open gives a
+// database unless told otherwise: 16 MiB, since SQLite's default 2 MiB
+// made a search in a long-running process at 100,000 chunks read most of
+// its pages from the file again.
+const DefaultCacheKiB = 16384
+
+// OneShotCacheKiB is the page cache for a process that answers one query
+// and exits (steward mail search): 1 MiB. Such a process never reuses what
+// a large cache keeps, and each page of it is fresh memory to allocate
+// and fault in; measured on 100,000 mails a one-query process was 15-30%
+// faster with it than with DefaultCacheKiB.
+const OneShotCacheKiB = 1024
+
+// Option changes how Open opens a database.
+type Option func(*openOptions)
+
+type openOptions struct{ cacheKiB int }
+
+// CacheKiB sets the page cache per connection, in KiB (at least 64).
+func CacheKiB(n int) Option {
+	return func(o *openOptions) { o.cacheKiB = max(n, 64) }
+}
+
 // Open opens (creating it and its directory when needed) the SQLite
 // database at path in WAL mode, with foreign keys, FTS5 and the steward
-// tokenizer, and a page cache of 16 MiB per connection (SQLite's default
-// 2 MiB made a search at 100,000 chunks read most of its pages from the
-// file again); name prefixes errors.
-func Open(path, name string) (*sql.DB, error) {
+// tokenizer, and a page cache of DefaultCacheKiB per connection unless an
+// option says otherwise; name prefixes errors.
+func Open(path, name string, opts ...Option) (*sql.DB, error) {
+	o := openOptions{cacheKiB: DefaultCacheKiB}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("%s: create directory: %w", name, err)
 	}
 	dsn := "file:" + filepath.ToSlash(path) +
-		"?_pragma=journal_mode(wal)&_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_pragma=synchronous(normal)&_pragma=cache_size(-16384)"
+		"?_pragma=journal_mode(wal)&_pragma=foreign_keys(1)&_pragma=busy_timeout(10000)&_pragma=synchronous(normal)" +
+		fmt.Sprintf("&_pragma=cache_size(-%d)", o.cacheKiB)
 	db, err := driver.Open(dsn, RegisterFTS)
 	if err != nil {
 		return nil, fmt.Errorf("%s: open %s: %w", name, path, err)
