@@ -196,6 +196,9 @@ func visible(s string) string {
 }
 
 func quietFilter(opts guard.Options) *guard.Filter {
+	if os.Getenv("STEWARD_MEASURE_CLASSIFIER") != "" {
+		opts.LocalClassifier = true
+	}
 	opts.Logger = slog.New(slog.DiscardHandler)
 	return guard.New(opts)
 }
@@ -763,4 +766,31 @@ func TestRealPagesExtraBenign(t *testing.T) {
 		}
 	}
 	t.Logf("%s: %d/%d pages flagged, by detector %v", dir, flagged, docs, byDetector)
+}
+
+// TestRealPagesHeldoutAttackFile plants the attacks of a training-format
+// file ("category | passage" lines, "⏎" for a line break) named by
+// STEWARD_HELDOUT_ATTACKS into the real pages and logs the share stopped:
+// a public attack source fetched apart and never trained on (the Tensor
+// Trust extraction benchmark that scripts/fetch-training-attacks.sh writes
+// to its heldout directory). It only reports.
+func TestRealPagesHeldoutAttackFile(t *testing.T) {
+	path := os.Getenv("STEWARD_HELDOUT_ATTACKS")
+	if path == "" {
+		t.Skip("STEWARD_HELDOUT_ATTACKS names no attack file")
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []plantedLine
+	for _, l := range strings.Split(string(raw), "\n") {
+		_, text, ok := strings.Cut(l, " | ")
+		if !ok || strings.HasPrefix(l, "#") {
+			continue
+		}
+		lines = append(lines, plantedLine{block: "heldout-file", text: strings.ReplaceAll(text, "⏎", "\n")})
+	}
+	r := runPlanted(t, quietFilter(guard.Options{}), lines)
+	r.log(t, "held-out attack file")
 }

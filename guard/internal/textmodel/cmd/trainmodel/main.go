@@ -3,6 +3,10 @@
 // go generate:
 //
 //	go run ./internal/textmodel/cmd/trainmodel testdata/train localmodel.bin
+//
+// More training directories may come before the model file (for example
+// the public attacks scripts/fetch-training-attacks.sh writes); their
+// passages are added in the order the directories are given.
 package main
 
 import (
@@ -14,17 +18,26 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: trainmodel <training dir> <model file>")
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: trainmodel <training dir>... <model file>")
 		os.Exit(2)
 	}
-	d, err := textmodel.Load(os.DirFS(os.Args[1]))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "trainmodel:", err)
-		os.Exit(1)
+	dirs, out := os.Args[1:len(os.Args)-1], os.Args[len(os.Args)-1]
+	var d textmodel.Data
+	for i, dir := range dirs {
+		di, err := textmodel.LoadPart(os.DirFS(dir))
+		if err == nil && i == len(dirs)-1 {
+			err = textmodel.Check(textmodel.Data{Attacks: append(d.Attacks, di.Attacks...), Benign: append(d.Benign, di.Benign...)})
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "trainmodel:", dir+":", err)
+			os.Exit(1)
+		}
+		d.Attacks = append(d.Attacks, di.Attacks...)
+		d.Benign = append(d.Benign, di.Benign...)
 	}
 	m, rep := textmodel.Train(d)
-	if err := os.WriteFile(os.Args[2], m.Encode(), 0o644); err != nil {
+	if err := os.WriteFile(out, m.Encode(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "trainmodel:", err)
 		os.Exit(1)
 	}
