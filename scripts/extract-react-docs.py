@@ -4,7 +4,11 @@ translations, CC BY 4.0) as benign training passages for the local
 classifier, one passage per line, at most N per language, chosen by a hash
 of the text (deterministic).
 
-  scripts/extract-react-docs.py OUTDIR N LANG=GITDIR@COMMIT...
+  scripts/extract-react-docs.py OUTDIR[:PAGEDIR] N LANG=GITDIR@COMMIT...
+
+With PAGEDIR, every document's remaining paragraphs (those not picked, at
+least three) are written there as one text file: real benign pages never
+trained on, for choosing the operating point.
 
 GITDIR is a git directory of reactjs/<lang>.react.dev; the Markdown under
 src/content at COMMIT is read with git show.
@@ -52,19 +56,34 @@ def prose(md):
 
 def main():
     outdir, n = sys.argv[1], int(sys.argv[2])
+    pagedir = None
+    if ":" in outdir:
+        # OUTDIR:PAGEDIR also writes the calibration pages.
+        outdir, pagedir = outdir.split(":", 1)
     for arg in sys.argv[3:]:
         lang, rest = arg.split("=", 1)
         gitdir, commit = rest.rsplit("@", 1)
         names = subprocess.run(["git", "--git-dir", gitdir, "ls-tree", "-r", "--name-only", commit, "src/content"],
                                capture_output=True, text=True, check=True).stdout.split()
-        seen = set()
+        seen, pages = set(), {}
         for name in sorted(names):
             if not name.endswith(".md"):
                 continue
             md = subprocess.run(["git", "--git-dir", gitdir, "show", commit + ":" + name],
                                 capture_output=True, text=True, check=True).stdout
-            seen.update(prose(md))
+            pages[name] = prose(md)
+            seen.update(pages[name])
         picked = sorted(seen, key=lambda p: hashlib.sha256(p.encode()).hexdigest())[:n]
+        if pagedir:
+            # Pages for calibration: each document's paragraphs that were not
+            # picked for training, as one text.
+            keep = set(picked)
+            for name, ps in pages.items():
+                rest = [p for p in ps if p not in keep]
+                if len(rest) >= 3:
+                    fn = lang + "-" + name.replace("/", "_").removesuffix(".md") + ".txt"
+                    with open(f"{pagedir}/{fn}", "w") as f:
+                        f.write("\n\n".join(rest) + "\n")
         with open(f"{outdir}/benign-react-{lang}.txt", "w") as f:
             f.write(f"# React documentation ({lang}), reactjs/{'' if lang == 'en' else lang + '.'}react.dev@{commit}, CC BY 4.0; {len(picked)} of {len(seen)} prose paragraphs, see README.md\n")
             for p in sorted(picked):
