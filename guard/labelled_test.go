@@ -362,11 +362,14 @@ func labelledSet(t testing.TB) []labelled {
 // caught (79.8%), 6 of 325 benign texts flagged (1.85%, five of them by the
 // rules); the rules alone: 447 of 756 (59.1%) and 5 of 325. The test holds
 // these figures as a regression floor and ceiling. See the logged numbers
-// and testdata/README.md.
+// and testdata/README.md. Retrained on real benign text at a threshold
+// chosen on real pages (issue 12 point 2; 1/181 real pages flagged instead
+// of 20), the classifier catches 593 of 756 (78.4%; held-out block 8 30/72
+// instead of 38/72) at the same 6 of 325: the floor follows that trade.
 const (
 	goalRecall  = 0.95
 	goalFP      = 0.01
-	floorRecall = 0.797
+	floorRecall = 0.784
 	ceilFP      = 0.0185
 )
 

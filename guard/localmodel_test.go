@@ -10,8 +10,38 @@ import (
 	"github.com/stewardhq/steward/guard/internal/textmodel"
 )
 
+// trainDirs are the training directories of the embedded model, in the
+// order go generate gives them.
+var trainDirs = []string{"testdata/train", "testdata/trainreal"}
+
+// pageThreshold is the operating point go generate passes to the trainer:
+// the lowest threshold at which at most 1% of 1,946 real benign pages (the
+// React documentation's paragraphs not picked for testdata/trainreal, one
+// page per document, 10 languages; scripts/extract-react-docs.py) have a
+// window flagged, found by internal/textmodel/cmd/pagethreshold. None of
+// the evaluation sets was used to choose it.
+const pageThreshold = 1.255740
+
+// loadTraining reads the training directories of the embedded model.
+func loadTraining(t *testing.T) textmodel.Data {
+	t.Helper()
+	var d textmodel.Data
+	for _, dir := range trainDirs {
+		p, err := textmodel.LoadPart(os.DirFS(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Attacks = append(d.Attacks, p.Attacks...)
+		d.Benign = append(d.Benign, p.Benign...)
+	}
+	if err := textmodel.Check(d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // TestLocalModelReproducible re-runs the training on testdata/train and
-// checks that it gives the embedded model byte for byte: the model is
+// testdata/trainreal with the page threshold and checks that it gives the embedded model byte for byte: the model is
 // derived from the checked-in training data and nothing else. After a
 // change to the training data or the trainer, run go generate.
 func TestLocalModelReproducible(t *testing.T) {
@@ -20,11 +50,10 @@ func TestLocalModelReproducible(t *testing.T) {
 		// small set; the full training takes a minute there.
 		t.Skip("training on the full set takes a few seconds; skipped in short and race mode")
 	}
-	d, err := textmodel.Load(os.DirFS("testdata/train"))
-	if err != nil {
-		t.Fatal(err)
+	m, rep := textmodel.Train(loadTraining(t))
+	if pageThreshold > m.Threshold {
+		m.Threshold = pageThreshold
 	}
-	m, rep := textmodel.Train(d)
 	got := m.Encode()
 	if !bytes.Equal(got, localModelBytes) {
 		t.Fatalf("training gives a model of %d bytes that differs from the embedded localmodel.bin (%d bytes); run go generate", len(got), len(localModelBytes))
@@ -39,10 +68,7 @@ func TestLocalModelReproducible(t *testing.T) {
 // TestTrainingDisjointFromEvaluation checks that no training passage
 // shares a sentence with the labelled evaluation set.
 func TestTrainingDisjointFromEvaluation(t *testing.T) {
-	d, err := textmodel.Load(os.DirFS("testdata/train"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := loadTraining(t)
 	eval := map[string]bool{}
 	addSentences := func(s string, m map[string]bool) {
 		b := []byte(s)

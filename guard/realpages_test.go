@@ -196,6 +196,9 @@ func visible(s string) string {
 }
 
 func quietFilter(opts guard.Options) *guard.Filter {
+	if os.Getenv("STEWARD_MEASURE_CLASSIFIER") != "" {
+		opts.LocalClassifier = true
+	}
 	opts.Logger = slog.New(slog.DiscardHandler)
 	return guard.New(opts)
 }
@@ -213,8 +216,10 @@ func TestRealPagesBenign(t *testing.T) {
 		ceiling [2]int // pages flagged at most, per set
 	}{
 		{"default (rules)", guard.Options{}, [2]int{0, 0}},
-		// Opt-in only, because of this figure: 21 pages when measured.
-		{"with the local classifier (opt-in)", guard.Options{LocalClassifier: true}, [2]int{21, 29}},
+		// Opt-in only: 1/181 and 1/95 when measured with the model trained
+		// on real benign text (20/181 and 28/95 before), and 11/922 and
+		// 3/110 of trafilatura's pages, over 1% (see README.md).
+		{"with the local classifier (opt-in)", guard.Options{LocalClassifier: true}, [2]int{1, 1}},
 	}
 	for set := range benignSets {
 		for _, c := range configs {
@@ -577,6 +582,13 @@ func TestRealPagesPlanted(t *testing.T) {
 	if floor := 97.2; pct(r.stopped, r.total) < floor {
 		t.Errorf("%.1f%% of the planted instructions stopped, want at least %.1f%%", pct(r.stopped, r.total), floor)
 	}
+	// With the local classifier on (572/576 when measured, of which the
+	// held-out block 212/216).
+	r = runPlanted(t, quietFilter(guard.Options{LocalClassifier: true}), lines)
+	r.log(t, "local classifier on")
+	if floor := 99.3; pct(r.stopped, r.total) < floor {
+		t.Errorf("local classifier on: %.1f%% of the planted instructions stopped, want at least %.1f%%", pct(r.stopped, r.total), floor)
+	}
 }
 
 // TestRealPagesPlantedHeldout2 measures the second held-out block
@@ -596,7 +608,18 @@ func TestRealPagesPlantedHeldout2(t *testing.T) {
 	if got := pct(r.stopped, r.total); got < heldout2Floor {
 		t.Errorf("held-out block 2: %.1f%% of the planted instructions stopped, want at least %.1f%%", got, heldout2Floor)
 	}
+	r = runPlanted(t, quietFilter(guard.Options{LocalClassifier: true}), lines)
+	r.log(t, "held-out block 2, local classifier on")
+	if got := pct(r.stopped, r.total); got < heldout2ClassifierFloor {
+		t.Errorf("held-out block 2, local classifier on: %.1f%% of the planted instructions stopped, want at least %.1f%%", got, heldout2ClassifierFloor)
+	}
 }
+
+// heldout2ClassifierFloor is the share of held-out block 2 stopped with
+// the local classifier on, measured once with the model trained on real
+// benign text (926/1143; 981/1143, 85.8%, with the model before, which
+// flagged 20 of 181 real pages).
+const heldout2ClassifierFloor = 81.0
 
 // heldout2Floor is the share measured once at the end of the recall work
 // (775/1143; 757/1143, 66.2%, with the rules from before it): the rules
@@ -763,4 +786,31 @@ func TestRealPagesExtraBenign(t *testing.T) {
 		}
 	}
 	t.Logf("%s: %d/%d pages flagged, by detector %v", dir, flagged, docs, byDetector)
+}
+
+// TestRealPagesHeldoutAttackFile plants the attacks of a training-format
+// file ("category | passage" lines, "⏎" for a line break) named by
+// STEWARD_HELDOUT_ATTACKS into the real pages and logs the share stopped:
+// a public attack source fetched apart and never trained on (the Tensor
+// Trust extraction benchmark that scripts/fetch-training-attacks.sh writes
+// to its heldout directory). It only reports.
+func TestRealPagesHeldoutAttackFile(t *testing.T) {
+	path := os.Getenv("STEWARD_HELDOUT_ATTACKS")
+	if path == "" {
+		t.Skip("STEWARD_HELDOUT_ATTACKS names no attack file")
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []plantedLine
+	for _, l := range strings.Split(string(raw), "\n") {
+		_, text, ok := strings.Cut(l, " | ")
+		if !ok || strings.HasPrefix(l, "#") {
+			continue
+		}
+		lines = append(lines, plantedLine{block: "heldout-file", text: strings.ReplaceAll(text, "⏎", "\n")})
+	}
+	r := runPlanted(t, quietFilter(guard.Options{}), lines)
+	r.log(t, "held-out attack file")
 }

@@ -31,6 +31,25 @@ type Data struct {
 // Lines starting with '#' and blank lines are skipped; "⏎" stands for a line
 // break. Files are read in name order.
 func Load(fsys fs.FS) (Data, error) {
+	d, err := LoadPart(fsys)
+	if err != nil {
+		return d, err
+	}
+	return d, Check(d)
+}
+
+// Check reports training data that lacks attack or benign passages.
+func Check(d Data) error {
+	if len(d.Attacks) == 0 || len(d.Benign) == 0 {
+		return fmt.Errorf("training data needs attack and benign passages, has %d and %d", len(d.Attacks), len(d.Benign))
+	}
+	return nil
+}
+
+// LoadPart reads the training files of fsys like Load, but accepts a
+// directory with only attacks or only benign passages: one part of the
+// training data.
+func LoadPart(fsys fs.FS) (Data, error) {
 	var d Data
 	names, err := fs.Glob(fsys, "*.txt")
 	if err != nil {
@@ -75,9 +94,6 @@ func Load(fsys fs.FS) (Data, error) {
 				d.Benign = append(d.Benign, p)
 			}
 		}
-	}
-	if len(d.Attacks) == 0 || len(d.Benign) == 0 {
-		return d, fmt.Errorf("training data needs attack and benign passages, has %d and %d", len(d.Attacks), len(d.Benign))
 	}
 	return d, nil
 }

@@ -3,9 +3,18 @@
 // go generate:
 //
 //	go run ./internal/textmodel/cmd/trainmodel testdata/train localmodel.bin
+//
+// More training directories may come before the model file (for example
+// the public attacks scripts/fetch-training-attacks.sh writes); their
+// passages are added in the order the directories are given.
+//
+// -threshold sets the operating point instead of the cross-validated one
+// (at least that one): the threshold chosen on real benign pages by
+// pagethreshold.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -14,17 +23,33 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 3 {
-		fmt.Fprintln(os.Stderr, "usage: trainmodel <training dir> <model file>")
+	threshold := flag.Float64("threshold", 0, "operating point, if higher than the cross-validated one")
+	flag.Parse()
+	args := flag.Args()
+	if len(args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: trainmodel [-threshold t] <training dir>... <model file>")
 		os.Exit(2)
 	}
-	d, err := textmodel.Load(os.DirFS(os.Args[1]))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "trainmodel:", err)
-		os.Exit(1)
+	dirs, out := args[:len(args)-1], args[len(args)-1]
+	var d textmodel.Data
+	for i, dir := range dirs {
+		di, err := textmodel.LoadPart(os.DirFS(dir))
+		if err == nil && i == len(dirs)-1 {
+			err = textmodel.Check(textmodel.Data{Attacks: append(d.Attacks, di.Attacks...), Benign: append(d.Benign, di.Benign...)})
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "trainmodel:", dir+":", err)
+			os.Exit(1)
+		}
+		d.Attacks = append(d.Attacks, di.Attacks...)
+		d.Benign = append(d.Benign, di.Benign...)
 	}
 	m, rep := textmodel.Train(d)
-	if err := os.WriteFile(os.Args[2], m.Encode(), 0o644); err != nil {
+	if *threshold > m.Threshold {
+		fmt.Printf("threshold %.6f instead of the cross-validated %.6f\n", *threshold, m.Threshold)
+		m.Threshold = *threshold
+	}
+	if err := os.WriteFile(out, m.Encode(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "trainmodel:", err)
 		os.Exit(1)
 	}
