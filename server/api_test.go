@@ -61,7 +61,7 @@ func withSources(dir string) func(*config.UserSettings) {
 }
 
 func withMailbox(us *config.UserSettings) {
-	us.Mailboxes = append(us.Mailboxes, config.UserMailbox{ID: "work", Name: "Work mail", Host: "127.0.0.1", Port: 1993, Security: "tls", Auth: "password",
+	us.Mailboxes = append(us.Mailboxes, config.UserMailbox{ID: "office", Name: "Work mail", Host: "127.0.0.1", Port: 1993, Security: "tls", Auth: "password",
 		Username: "me", RequiredProviderConfidence: "HIGH", OutboundDataRestriction: "ONLY_LINKS_FROM_CHAT"})
 }
 
@@ -379,12 +379,12 @@ func storeRestricted(t testing.TB, e *env) string {
 	now := time.Now().UTC()
 	c := &store.Chat{ID: th.ID, Title: "Mail from the supplier", SystemPrompt: th.SystemPrompt, Created: now, Provider: "local",
 		RequiredConfidence: policy.High, DataSecurity: policy.NotSpecified,
-		Outbound: policy.OutboundRequirement{Set: true, Restriction: policy.OnlyLinksFromChat, MailboxID: "work", MailboxName: "Work mail"},
+		Outbound: policy.OutboundRequirement{Set: true, Restriction: policy.OnlyLinksFromChat, MailboxID: "office", MailboxName: "Work mail"},
 		Messages: []store.Message{
 			{Role: "user", Text: "What did the supplier write?", Created: now},
 			{Role: "assistant", Text: "They confirmed the order.", Created: now,
 				Traces:  []store.Trace{{Order: 1, ToolID: "search_mails", ToolName: "search_mails", CallID: "c1", Status: "SUCCESS", Arguments: `{"query":"supplier"}`}},
-				Sources: []store.Source{{Title: "Order confirmation", URL: "mailbox://work/42"}}},
+				Sources: []store.Source{{Title: "Order confirmation", URL: "mailbox://office/42"}}},
 		}}
 	if err := e.srv.store.Save(context.Background(), c); err != nil {
 		t.Fatal(err)
