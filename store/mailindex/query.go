@@ -492,38 +492,96 @@ func (x *Index) List(ctx context.Context, mailboxID string, f Filter, offset, li
 }
 
 // Summaries returns what a result list shows of the given mails, in the
-// order of ids; unknown IDs are left out.
+// order of ids; unknown IDs are left out. It reads all of them with three
+// queries (mails, locations, attachments), whatever their number: a result
+// page would otherwise pay three prepared statements per mail.
 func (x *Index) Summaries(ctx context.Context, mailboxID string, ids []string) ([]Summary, error) {
-	out := make([]Summary, 0, len(ids))
-	for _, id := range ids {
-		s, err := x.summary(ctx, mailboxID, id)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
+	if len(ids) == 0 {
+		return []Summary{}, nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("mailindex: mails: %w", err)
+	}
+	byID := make(map[string]*Summary, len(ids))
+	rows, err := x.db.QueryContext(ctx, `SELECT id, sent, received, addresses, subject, importance, encryption, has_attachments, message_id, in_reply_to
+		FROM mails WHERE mailbox_id=? AND id IN (SELECT value FROM json_each(?))`, mailboxID, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("mailindex: mails: %w", err)
+	}
+	for rows.Next() {
+		s, err := scanSummary(rows)
 		if err != nil {
+			rows.Close()
 			return nil, err
 		}
-		out = append(out, s)
+		byID[s.ID] = &s
+	}
+	if err := closeRows(rows, "mails"); err != nil {
+		return nil, err
+	}
+	if err := x.eachLocation(ctx, `l.mail_id IN (SELECT value FROM json_each(?))`, string(list), func(mailID string, l Location) {
+		if s := byID[mailID]; s != nil {
+			s.Locations = append(s.Locations, l)
+		}
+	}); err != nil {
+		return nil, err
+	}
+	if err := x.eachAttachment(ctx, `mail_id IN (SELECT value FROM json_each(?))`, string(list), false, func(mailID string, a Attachment) {
+		if s := byID[mailID]; s != nil {
+			s.Attachments = append(s.Attachments, a)
+		}
+	}); err != nil {
+		return nil, err
+	}
+	out := make([]Summary, 0, len(byID))
+	for _, id := range ids {
+		if s := byID[id]; s != nil {
+			out = append(out, *s)
+			delete(byID, id) // an ID asked for twice is listed once
+		}
 	}
 	return out, nil
 }
 
-func (x *Index) summary(ctx context.Context, mailboxID, id string) (Summary, error) {
+// rowScanner is *sql.Row and *sql.Rows.
+type rowScanner interface{ Scan(dest ...any) error }
+
+// scanSummary reads the mails columns that Summaries and summary select.
+func scanSummary(r rowScanner) (Summary, error) {
 	var s Summary
 	var sent, received int64
 	var addrs string
-	err := x.db.QueryRowContext(ctx, `SELECT id, sent, received, addresses, subject, importance, encryption, has_attachments, message_id, in_reply_to
-		FROM mails WHERE mailbox_id=? AND id=?`, mailboxID, id).Scan(&s.ID, &sent, &received, &addrs, &s.Subject, &s.Importance, &s.Encryption,
-		&s.HasAttachments, &s.MessageID, &s.InReplyTo)
-	if errors.Is(err, sql.ErrNoRows) {
-		return s, ErrNotFound
-	}
-	if err != nil {
+	if err := r.Scan(&s.ID, &sent, &received, &addrs, &s.Subject, &s.Importance, &s.Encryption,
+		&s.HasAttachments, &s.MessageID, &s.InReplyTo); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return s, ErrNotFound
+		}
 		return s, fmt.Errorf("mailindex: mail: %w", err)
 	}
 	s.Sent, s.Received = fromUnix(sent), fromUnix(received)
 	if err := json.Unmarshal([]byte(addrs), &s.Addresses); err != nil {
 		return s, fmt.Errorf("mailindex: mail addresses: %w", err)
+	}
+	return s, nil
+}
+
+func closeRows(rows *sql.Rows, what string) error {
+	err := rows.Err()
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("mailindex: %s: %w", what, err)
+	}
+	return nil
+}
+
+func (x *Index) summary(ctx context.Context, mailboxID, id string) (Summary, error) {
+	s, err := scanSummary(x.db.QueryRowContext(ctx, `SELECT id, sent, received, addresses, subject, importance, encryption, has_attachments, message_id, in_reply_to
+		FROM mails WHERE mailbox_id=? AND id=?`, mailboxID, id))
+	if err != nil {
+		return s, err
 	}
 	if s.Locations, err = x.locations(ctx, id); err != nil {
 		return s, err
@@ -535,42 +593,59 @@ func (x *Index) summary(ctx context.Context, mailboxID, id string) (Summary, err
 }
 
 func (x *Index) locations(ctx context.Context, mailID string) ([]Location, error) {
-	rows, err := x.db.QueryContext(ctx, `SELECT f.path, f.special_use, l.uid, l.seen, l.flagged, l.answered, l.draft, l.deleted
-		FROM locations l JOIN folders f ON f.id = l.folder_id WHERE l.mail_id = ? ORDER BY f.path, l.uid`, mailID)
-	if err != nil {
-		return nil, fmt.Errorf("mailindex: locations: %w", err)
-	}
-	defer rows.Close()
 	var out []Location
-	for rows.Next() {
-		var l Location
-		if err := rows.Scan(&l.Folder, &l.SpecialUse, &l.UID, &l.Flags.Seen, &l.Flags.Flagged, &l.Flags.Answered, &l.Flags.Draft, &l.Flags.Deleted); err != nil {
-			return nil, fmt.Errorf("mailindex: locations: %w", err)
-		}
-		out = append(out, l)
+	err := x.eachLocation(ctx, `l.mail_id = ?`, mailID, func(_ string, l Location) { out = append(out, l) })
+	return out, err
+}
+
+// eachLocation calls fn for each location that where (on locations l,
+// with one argument) selects, ordered by mail, folder path and UID.
+func (x *Index) eachLocation(ctx context.Context, where string, arg any, fn func(mailID string, l Location)) error {
+	rows, err := x.db.QueryContext(ctx, `SELECT l.mail_id, f.path, f.special_use, l.uid, l.seen, l.flagged, l.answered, l.draft, l.deleted
+		FROM locations l JOIN folders f ON f.id = l.folder_id WHERE `+where+` ORDER BY l.mail_id, f.path, l.uid`, arg)
+	if err != nil {
+		return fmt.Errorf("mailindex: locations: %w", err)
 	}
-	return out, rows.Err()
+	for rows.Next() {
+		var mailID string
+		var l Location
+		if err := rows.Scan(&mailID, &l.Folder, &l.SpecialUse, &l.UID, &l.Flags.Seen, &l.Flags.Flagged, &l.Flags.Answered, &l.Flags.Draft, &l.Flags.Deleted); err != nil {
+			rows.Close()
+			return fmt.Errorf("mailindex: locations: %w", err)
+		}
+		fn(mailID, l)
+	}
+	return closeRows(rows, "locations")
 }
 
 func (x *Index) attachments(ctx context.Context, mailID string, withText bool) ([]Attachment, error) {
+	var out []Attachment
+	err := x.eachAttachment(ctx, `mail_id = ?`, mailID, withText, func(_ string, a Attachment) { out = append(out, a) })
+	return out, err
+}
+
+// eachAttachment calls fn for each attachment of the mails that where
+// (on parts, with one argument) selects, ordered by mail and number; the
+// text is read only withText.
+func (x *Index) eachAttachment(ctx context.Context, where string, arg any, withText bool, fn func(mailID string, a Attachment)) error {
 	col := "''"
 	if withText {
 		col = "text"
 	}
-	rows, err := x.db.QueryContext(ctx, `SELECT number, name, type, size, state, `+col+` FROM parts WHERE mail_id=? AND kind='ATTACHMENT' ORDER BY number`, mailID)
+	rows, err := x.db.QueryContext(ctx, `SELECT mail_id, number, name, type, size, state, `+col+` FROM parts WHERE `+where+` AND kind='ATTACHMENT' ORDER BY mail_id, number`, arg)
 	if err != nil {
-		return nil, fmt.Errorf("mailindex: attachments: %w", err)
+		return fmt.Errorf("mailindex: attachments: %w", err)
 	}
-	defer rows.Close()
-	var out []Attachment
 	for rows.Next() {
+		var mailID string
 		var a Attachment
-		if err := rows.Scan(&a.Number, &a.Name, &a.Type, &a.Size, &a.State, &a.Text); err != nil {
-			return nil, fmt.Errorf("mailindex: attachments: %w", err)
+		if err := rows.Scan(&mailID, &a.Number, &a.Name, &a.Type, &a.Size, &a.State, &a.Text); err != nil {
+			rows.Close()
+			return fmt.Errorf("mailindex: attachments: %w", err)
 		}
-		out = append(out, a)
+		fn(mailID, a)
 	}
-	return out, rows.Err()
+	return closeRows(rows, "attachments")
 }
 
 // Mail returns a mail with its parts and locations, or ErrNotFound.
