@@ -58,11 +58,11 @@ func (x *Index) SearchWords(ctx context.Context, sourceID, text string, limit in
 	if err != nil {
 		return nil, err
 	}
-	st, err := x.words.Stats(ctx)
+	words := searchindex.QueryWords(text)
+	st, err := x.words.Stats(ctx, words...)
 	if err != nil {
 		return nil, err
 	}
-	words := searchindex.QueryWords(text)
 	rare, common := st.Split(words)
 	// A source holding less than half of the chunks has few of the whole
 	// table's best matches: its own are ranked at once.

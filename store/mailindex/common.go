@@ -64,7 +64,7 @@ func (x *Index) searchCommon(ctx context.Context, mailboxID string, f Filter, st
 		}
 		// Too few mails hold a rare word: the common words add theirs.
 	}
-	n := max(newestRanked, limit*10)
+	n := max(newestRanked, limit*5)
 	if !f.isZero() {
 		// Each match is checked against the filter one by one.
 		n = max(newestRanked/2, limit*5)
@@ -108,7 +108,7 @@ func (x *Index) onlyMailbox(ctx context.Context, mailboxID string) bool {
 // mails at a time.
 func (x *Index) liveHits(ctx context.Context, hits []Hit, limit int) ([]Hit, error) {
 	var out []Hit
-	page := max(2*limit, 64)
+	page := max(limit+limit/4, 32)
 	for from := 0; from < len(hits) && len(out) < limit; from += page {
 		part := hits[from:min(from+page, len(hits))]
 		ids := make([]string, len(part))

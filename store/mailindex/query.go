@@ -136,7 +136,7 @@ func (x *Index) SearchWords(ctx context.Context, mailboxID string, f Filter, que
 		return nil, nil
 	}
 	words := searchindex.QueryWords(query)
-	st, err := x.termStats(ctx)
+	st, err := x.termStats(ctx, words...)
 	if err != nil {
 		return nil, err
 	}
@@ -505,7 +505,7 @@ func (x *Index) Summaries(ctx context.Context, mailboxID string, ids []string) (
 	}
 	byID := make(map[string]*Summary, len(ids))
 	rows, err := x.db.QueryContext(ctx, `SELECT id, sent, received, addresses, subject, importance, encryption, has_attachments, message_id, in_reply_to
-		FROM mails WHERE mailbox_id=? AND id IN (SELECT value FROM json_each(?))`, mailboxID, string(list))
+		FROM mails WHERE +mailbox_id=? AND id IN (SELECT value FROM json_each(?))`, mailboxID, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("mailindex: mails: %w", err)
 	}

@@ -10,9 +10,10 @@ import (
 // such a word be ranked in Go (see searchindex.Words and SearchWords).
 
 // termStats returns the word statistics, counting them anew when there
-// are none yet or the chunks grew by more than a tenth since.
-func (x *Index) termStats(ctx context.Context) (*searchindex.TermStats, error) {
-	return x.words.Stats(ctx)
+// are none yet or the chunks grew by more than a tenth since; given the
+// words of a query, perhaps of those words only (see searchindex.Words.Stats).
+func (x *Index) termStats(ctx context.Context, words ...string) (*searchindex.TermStats, error) {
+	return x.words.Stats(ctx, words...)
 }
 
 // RefreshWordStats counts the word statistics anew when the chunks grew

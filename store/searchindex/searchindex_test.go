@@ -272,6 +272,23 @@ func TestWordsScorerEqualsFTS5AndReaders(t *testing.T) {
 			t.Errorf("%q matched nothing", q)
 		}
 	}
+	// A fresh process reads the stored counts of the query's words alone,
+	// with the same figures, and keeps no partial snapshot.
+	fresh := &Words{DB: db, Name: "testindex", CommonMin: 1}
+	part, err := fresh.Stats(ctx, "budget", "zzz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(part.Docs) != 1 || part.Docs["budget"] != st.Docs["budget"] || part.Chunks != st.Chunks || part.Tokens != st.Tokens || part.Cut != st.Cut {
+		t.Errorf("the snapshot of budget and zzz is %+v; the whole one has budget %d, chunks %d, tokens %d", part, st.Docs["budget"], st.Chunks, st.Tokens)
+	}
+	whole, err := fresh.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(whole.Docs) != len(st.Docs) || len(whole.Docs) < 2 {
+		t.Errorf("after a per-word read the whole snapshot has %d words, want %d", len(whole.Docs), len(st.Docs))
+	}
 	docs, err := w.Docs(ctx, QueryWords("budget chairs"))
 	if err != nil || docs != 4 {
 		t.Errorf("Docs = %d, %v; want 4", docs, err)

@@ -111,7 +111,13 @@ func (w *Words) errorf(what string, err error) error {
 
 // Stats returns the word statistics, counting them anew when there are
 // none yet or the chunks grew by more than a tenth since.
-func (w *Words) Stats(ctx context.Context) (*TermStats, error) {
+//
+// Given the words of a query, a process that holds no snapshot yet reads
+// the stored counts of those words alone (one lookup each in term_stats,
+// instead of every common word): the returned snapshot then knows only
+// them and is not kept. Without words, the whole snapshot is read and
+// kept.
+func (w *Words) Stats(ctx context.Context, words ...string) (*TermStats, error) {
 	var maxChunk int64
 	if err := w.DB.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM chunks`).Scan(&maxChunk); err != nil {
 		return nil, w.errorf("word statistics", err)
@@ -126,7 +132,7 @@ func (w *Words) Stats(ctx context.Context) (*TermStats, error) {
 			return s, nil
 		}
 	}
-	s, err := w.Load(ctx)
+	s, err := w.load(ctx, words)
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +140,8 @@ func (w *Words) Stats(ctx context.Context) (*TermStats, error) {
 		if s, err = w.count(ctx); err != nil {
 			return nil, err
 		}
+	} else if len(words) > 0 {
+		return s, nil
 	}
 	w.s = s
 	return s, nil
@@ -148,7 +156,11 @@ func (w *Words) Forget() {
 }
 
 // Load reads the stored statistics; nil when none are stored.
-func (w *Words) Load(ctx context.Context) (*TermStats, error) {
+func (w *Words) Load(ctx context.Context) (*TermStats, error) { return w.load(ctx, nil) }
+
+// load reads the stored statistics, of the given words only when there
+// are any; nil when none are stored.
+func (w *Words) load(ctx context.Context, words []string) (*TermStats, error) {
 	s := &TermStats{Docs: map[string]int64{}}
 	err := w.DB.QueryRowContext(ctx, `SELECT chunks, tokens, max_chunk, cut FROM term_stats_meta WHERE id = 1`).
 		Scan(&s.Chunks, &s.Tokens, &s.MaxChunk, &s.Cut)
@@ -158,7 +170,15 @@ func (w *Words) Load(ctx context.Context) (*TermStats, error) {
 	if err != nil {
 		return nil, w.errorf("word statistics", err)
 	}
-	rows, err := w.DB.QueryContext(ctx, `SELECT term, docs FROM term_stats`)
+	q, args := `SELECT term, docs FROM term_stats`, []any(nil)
+	if len(words) > 0 {
+		list, err := jsonList(words)
+		if err != nil {
+			return nil, w.errorf("word statistics", err)
+		}
+		q, args = `SELECT term, docs FROM term_stats WHERE term IN (SELECT value FROM json_each(?))`, []any{list}
+	}
+	rows, err := w.DB.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, w.errorf("word statistics", err)
 	}
