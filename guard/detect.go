@@ -207,7 +207,7 @@ func regexRules() []regexRule {
 			id: "exfiltration.url_placeholder", category: Exfiltration,
 			requires: []string{"{", "[", "%7b", "%5b", "<", "${"},
 			triggers: []string{"http"}, after: 300,
-			re: newLazyRegexp(`\bhttps?://[^ )"'>]{0,200}?[?&/=](?:[a-z_-]{0,20}=)?(?:\{|\[|%7b|%5b|<|\$\{)(?:the )?(?:user'?s?[ _-]?|users'[ _-]?|all[ _-]|full[ _-]|entire[ _-])?(?:conversation|chat|history|data|secrets?|prompt|summary|messages?|emails?|passwords?|keys?|api[ _-]?keys?|tokens?|memory|context|info|information|name|address|credentials?|query)`),
+			re: newLazyRegexp(`\bhttps?://[^ )"'>]{0,200}?[?&/=](?:[a-z_-]{0,20}=)?(?:\{|\[|%7b|%5b|<|\$\{)(?:the )?(?:(?:user'?s?[ _-]?|users'[ _-]?|all[ _-]|full[ _-]|entire[ _-])?(?:conversation|chat|history|secrets?|prompt|summary|messages?|emails?|passwords?|api[ _-]?keys?|tokens?|memory|context|credentials?)|(?:user'?s?[ _-]?|users'[ _-]?|all[ _-]|full[ _-]|entire[ _-])(?:data|info|information|name|address|query|keys?))`),
 		},
 		{
 			id: "agent_manipulation.tool_call", category: AgentManipulation,

@@ -42,7 +42,10 @@ func (d *detectors) scanCarriers(v *view, sc *scan) {
 		iv := buildView(string(decoded), inner)
 		inner.view = iv
 		d.scanView(iv, inner, false)
-		if len(inner.found) == 0 {
+		// Only an instruction counts: invisible characters and terminal
+		// sequences in decoded bytes (Cloudflare's XOR-coded e-mail
+		// addresses decode to an ESC now and then) say nothing to a model.
+		if len(inner.redact) == 0 {
 			// Sentences hidden in base64 are hidden from the reader, not
 			// from a model that decodes them: prose in a carrier is
 			// suspicious whatever it says.

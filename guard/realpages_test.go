@@ -185,10 +185,12 @@ func runBenign(t testing.TB, f *guard.Filter, set int) benignResult {
 	return res
 }
 
-// visible drops format characters (Unicode category Cf).
+// visible drops format characters (Unicode category Cf) and control characters other than line breaks and tabs.
 func visible(s string) string {
 	return strings.Map(func(r rune) rune {
-		if unicode.Is(unicode.Cf, r) {
+		// Format and control characters show nothing to a reader; the
+		// filter drops stray ones (a \x1d or \u0080 left in a saved page).
+		if unicode.Is(unicode.Cf, r) || unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' {
 			return -1
 		}
 		return r
