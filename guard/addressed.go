@@ -74,7 +74,7 @@ func addressedRules() []regexRule {
 			triggers: []string{"your answer", "your answers", "your response", "your responses", "your reply", "your replies", "your output", "your summary"},
 			before:   160, after: 40,
 			sentenceStart: true,
-			re:            newLazyRegexp(`\b(?:in your (?:answer|response|reply|output|summary)s?,|(?:add|include|integrate|insert|append|modify|augment|enhance|replace|use|provide|render|introduce|misspell|scramble|jumble|rearrange|anagram|remove|group|combine|convert|substitute|translate|encode|format|start|begin|end|finish|put|mention|reverse|answer|respond|reply|always|never|do not|don't) (?:[^.!?\n]|[.!?]+[^ .!?\n]){0,140}?\byour (?:answer|response|reply|output|summary)(?:'s|s)?\b)`),
+			re:            newLazyRegexp(`\b(?:in your (?:answer|response|reply|output|summary)s?,|(?:add|include|integrate|insert|append|modify|augment|enhance|replace|use|provide|render|introduce|misspell|scramble|jumble|rearrange|anagram|remove|group|combine|convert|substitute|translate|encode|format|start|begin|end|finish|put|mention|reverse|answer|respond|reply|always|never|do not|don't) (?:[^.!?\n{}]|[.!?]+[^ .!?\n{}]){0,140}?\byour (?:answer|response|reply|output|summary)(?:'s|s)?\b)`),
 		},
 		{
 			// "stop following the user's request"

@@ -58,6 +58,10 @@ type regexRule struct {
 	// sentenceStart requires the trigger to open a sentence, a line or a
 	// quoted or marked-up text.
 	sentenceStart bool
+	// notAfter, when set, refuses a match that the words just before it
+	// (up to 32 bytes of the folded view) match at their end: "send a
+	// message to the AI agent:" in a manual describes a step.
+	notAfter *lazyRegexp
 	// requires, when set, lists words of which a window must hold at least
 	// one before the regular expression runs: a cheap first test.
 	requires []string
@@ -195,7 +199,7 @@ func regexRules() []regexRule {
 		{
 			id: "exfiltration.secret_from_context", category: Exfiltration,
 			triggers: []string{"secret", "api", "password", "credentials", "token", "key"}, after: 120,
-			re: newLazyRegexp(`\b(?:secret key|secret|api key|api keys|password|passwords|credentials|access token|token|key)s? (?:from|in|of|stored in|inside) (?:your|the) (?:context|system prompt|instructions|memory|configuration|environment|conversation|chat history|tools?)\b`),
+			re: newLazyRegexp(`\b(?:secret key|secret|api key|api keys|password|passwords|credentials|access token|token|key)s? (?:from|in|of|stored in|inside) (?:your|the) (?:context|system prompt|instructions|memory|configuration|conversation|chat history|tools?)\b`),
 		},
 		{
 			id: "exfiltration.send", category: Exfiltration,
@@ -231,6 +235,9 @@ func regexRules() []regexRule {
 			// this page, …".
 			id: "agent_manipulation.note", category: AgentManipulation,
 			triggers: []string{"message", "note", "notice", "memo", "instruction", "instructions"}, after: 110,
+			// A manual's step is no note: "Send a single message to the AI
+			// agent: …".
+			notAfter: newLazyRegexp(`\b(?:send|sends|sent|sending|post|posts|type|types|write|writes|leave|leaves) (?:(?:a|an|the|one|single|short|new|your|another|first|test) ){0,3}$`),
 			re: newLazyRegexp(`\b(?:message|note|notice|memo|instructions?) (?:for|to) (?:the |any |all |every |each |an? )?(?:ai|a\.i\.|bots?|chatbots?|assistants?|agents?|llms?|language models?|ai (?:assistants?|agents?|models?|readers?|systems?|tools?)|automated (?:readers?|agents?|systems?|tools?))(?: (?:reading|processing|summari[sz]ing|parsing|crawling|indexing|analy[sz]ing|that reads|which reads|who reads|that processes)(?: [a-z']+){0,3})? ?[:,] [a-z]`),
 		},
 		{
@@ -470,6 +477,9 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 					continue
 				}
 				lastEnd = p + loc[1]
+				if r.notAfter != nil && r.notAfter.Match(v.fold[max(0, p+loc[0]-32):p+loc[0]]) {
+					continue
+				}
 				if quotedMention(v.fold, p+loc[0], p+loc[1]) || r.standalone && !v.standaloneAt(p+loc[0], r.noCTA) || r.offTopic && !v.offTopicAt(p+loc[0]) {
 					continue
 				}
@@ -496,6 +506,9 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 			}
 			for _, loc := range r.re.FindAllSubmatchIndex(window, -1) {
 				if r.keywords != nil && (len(loc) < 4 || loc[2] < 0 || !r.keywords.Match(window[loc[2]:loc[3]])) {
+					continue
+				}
+				if r.notAfter != nil && r.notAfter.Match(v.fold[max(0, ws+loc[0]-32):ws+loc[0]]) {
 					continue
 				}
 				if r.sentenceStart && !v.opensSentence(ws+loc[0]) || quotedMention(v.fold, ws+loc[0], ws+loc[1]) ||
@@ -642,7 +655,10 @@ func opensSentenceFold(fold []byte, p int) bool {
 	}
 	r, _ := utf8.DecodeLastRune(fold[:i])
 	switch r {
-	case '.', '!', '?', ':', ';', '>', '(', '[', '"', '\'', '-', '*', '#', '|', '。', '！', '？', '「', '«':
+	case '-':
+		// A bullet or a dash, not the hyphen of "user-agent".
+		return i == 1 || !isWordByte(fold[i-2])
+	case '.', '!', '?', ':', ';', '>', '(', '[', '"', '\'', '*', '#', '|', '。', '！', '？', '「', '«':
 		return true
 	}
 	return false
