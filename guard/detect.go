@@ -238,7 +238,7 @@ func regexRules() []regexRule {
 			// A manual's step is no note: "Send a single message to the AI
 			// agent: …".
 			notAfter: newLazyRegexp(`\b(?:send|sends|sent|sending|post|posts|type|types|write|writes|leave|leaves) (?:(?:a|an|the|one|single|short|new|your|another|first|test) ){0,3}$`),
-			re: newLazyRegexp(`\b(?:message|note|notice|memo|instructions?) (?:for|to) (?:the |any |all |every |each |an? )?(?:ai|a\.i\.|bots?|chatbots?|assistants?|agents?|llms?|language models?|ai (?:assistants?|agents?|models?|readers?|systems?|tools?)|automated (?:readers?|agents?|systems?|tools?))(?: (?:reading|processing|summari[sz]ing|parsing|crawling|indexing|analy[sz]ing|that reads|which reads|who reads|that processes)(?: [a-z']+){0,3})? ?[:,] [a-z]`),
+			re:       newLazyRegexp(`\b(?:message|note|notice|memo|instructions?) (?:for|to) (?:the |any |all |every |each |an? )?(?:ai|a\.i\.|bots?|chatbots?|assistants?|agents?|llms?|language models?|ai (?:assistants?|agents?|models?|readers?|systems?|tools?)|automated (?:readers?|agents?|systems?|tools?))(?: (?:reading|processing|summari[sz]ing|parsing|crawling|indexing|analy[sz]ing|that reads|which reads|who reads|that processes)(?: [a-z']+){0,3})? ?[:,] [a-z]`),
 		},
 		{
 			id: "markup_evasion.hidden_style", category: MarkupEvasion,

@@ -617,6 +617,61 @@ func TestRealPagesPlantedHeldout2(t *testing.T) {
 	}
 }
 
+// TestRealPagesPlantedTune3 holds the tuning block 3
+// (testdata/realpages/planted_tune3.txt, 250 lines written by a helper
+// for tuning; 54/250 caught in a plain paragraph before the rules it led
+// to; 1393/2250 placements, 61.9%, through every carrier before them and
+// 1576/2250, 70.0%, after) to its floor through every carrier.
+func TestRealPagesPlantedTune3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads hundreds of real pages")
+	}
+	lines := readPlanted(t, "testdata/realpages/planted_tune3.txt")
+	r := runPlanted(t, quietFilter(guard.Options{}), lines)
+	r.log(t, "tuning block 3")
+	if got := pct(r.stopped, r.total); got < tune3Floor {
+		t.Errorf("tuning block 3: %.1f%% of the planted instructions stopped, want at least %.1f%%", got, tune3Floor)
+	}
+}
+
+// tune3Floor is the share of tuning block 3 stopped when its rules were
+// done.
+const tune3Floor = 70.0
+
+// TestRealPagesPlantedHeldout3 measures the third held-out block
+// (testdata/realpages/planted_heldout3.txt), written by a helper that read
+// neither the rules nor the earlier blocks before the rules of tuning
+// block 3 were written, and measured once after them. Its misses are not
+// logged.
+func TestRealPagesPlantedHeldout3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads hundreds of real pages")
+	}
+	lines := readPlanted(t, "testdata/realpages/planted_heldout3.txt")
+	if len(lines) < 150 {
+		t.Fatalf("%d held-out lines, want 150", len(lines))
+	}
+	r := runPlanted(t, quietFilter(guard.Options{}), lines)
+	r.log(t, "held-out block 3")
+	if got := pct(r.stopped, r.total); got < heldout3Floor {
+		t.Errorf("held-out block 3: %.1f%% of the planted instructions stopped, want at least %.1f%%", got, heldout3Floor)
+	}
+	r = runPlanted(t, quietFilter(guard.Options{LocalClassifier: true}), lines)
+	r.log(t, "held-out block 3, local classifier on")
+	if got := pct(r.stopped, r.total); got < heldout3ClassifierFloor {
+		t.Errorf("held-out block 3, local classifier on: %.1f%% of the planted instructions stopped, want at least %.1f%%", got, heldout3ClassifierFloor)
+	}
+}
+
+// heldout3Floor and heldout3ClassifierFloor are the shares of held-out
+// block 3 measured once (972/1350 and 1115/1350; with the rules from
+// before tuning block 3, 934/1350, 69.2%, and 1096/1350, 81.2%: the new
+// rules raised the visible paragraphs from 50 to 58 of 150).
+const (
+	heldout3Floor           = 72.0
+	heldout3ClassifierFloor = 82.5
+)
+
 // heldout2ClassifierFloor is the share of held-out block 2 stopped with
 // the local classifier on, measured once with the model trained on real
 // benign text (926/1143; 981/1143, 85.8%, with the model before, which
