@@ -7,6 +7,20 @@ package guard
 // from the tuning block of testdata/realpages/planted.txt and held to zero
 // findings on the real pages of internal/realpages.
 
+// agentToolNames are the whole names of agentTools, the triggers of the
+// rules that look for them (a trigger ends at a word's end, and the
+// underscore joins the parts into one word).
+var agentToolNames = func() []string {
+	var out []string
+	for _, v := range []string{"send", "forward", "post", "transfer", "delete", "create", "run", "read", "write", "move", "share", "upload", "reply", "schedule", "book"} {
+		for _, o := range []string{"email", "emails", "mail", "mails", "message", "messages", "funds", "money", "payment", "payments", "file", "files",
+			"event", "events", "meeting", "meetings", "shell", "command", "commands", "web_page", "page", "pages", "url", "urls", "calendar"} {
+			out = append(out, v+"_"+o)
+		}
+	}
+	return append(out, "web_search", "fetch_url", "http_request", "execute_command", "exec_shell")
+}()
+
 const (
 	// agentTools are the tool names of the families an agent has.
 	agentTools = `(?:send|forward|post|transfer|delete|create|run|read|write|move|share|upload|reply|schedule|book)_(?:e?mails?|mail|messages?|funds|money|payments?|files?|events?|meetings?|shell|commands?|web_page|pages?|urls?|calendar)|web_search|read_web_page|run_shell|fetch_url|http_request|execute_command|exec_shell`
@@ -57,8 +71,7 @@ func addressedRules() []regexRule {
 			// has (mail, messages, money, files, events, shell, web).
 			id: "agent_manipulation.tool_named", category: AgentManipulation,
 			requires: []string{"_"},
-			triggers: []string{"send", "forward", "post", "transfer", "delete", "create", "run", "read", "write", "move", "share", "upload",
-				"reply", "schedule", "book", "web", "fetch", "http", "execute", "exec"}, before: 40, after: 70,
+			triggers: agentToolNames, before: 40, after: 70,
 			re: newLazyRegexp(`\b(?:(?:use|call|invoke|run|execute|perform|trigger|through|via|with|using) (?:a |an |the )?(?:` + agentTools + `)\b|(?:` + agentTools + `) ?\((?:[a-z_]+ ?=|")|(?:` + agentTools + `) (?:with|to|on|for) )`),
 		},
 		{
@@ -67,8 +80,7 @@ func addressedRules() []regexRule {
 			// 도구로 …" (tuning block 3).
 			id: "agent_manipulation.tool_named_intl", category: AgentManipulation,
 			requires: []string{"_"},
-			triggers: []string{"send", "forward", "post", "transfer", "delete", "create", "run", "read", "write", "move", "share", "upload",
-				"reply", "schedule", "book", "web", "fetch", "http", "execute", "exec"}, before: 40, after: 70,
+			triggers: agentToolNames, before: 40, after: 70,
 			re: newLazyRegexp(`(?:\b(?:con|avec|mit|met|com|via|per|tramite|mittels|через|с помощью|используя|a|llama a|llamar a|chiama|appelle|ruf|roep|chame)\b ?(?:l'|el |la |il |le |den |die |das |de |o |a )?(?:` + agentTools + `)\b|(?:` + agentTools + `) ?(?:도구|툴|ツール|工具|を使|で|로|으로|outil|herramienta|strumento|ferramenta|werkzeug|tool|инструмент)|(?:用|使用|调用|呼叫|通过|透過)(?:` + agentTools + `))`),
 		},
 		{

@@ -380,6 +380,11 @@ func buildView(s string, sc *scan) *view {
 				v.rawStart = append(v.rawStart, int32(u.start))
 			}
 			f := foldRune(r)
+			if r == '\\' && i+n < len(s) && isMarkdownEscapable(s[i+n]) {
+				// A Markdown escape ("create\_event", "\*"): the model reads
+				// the character after it.
+				f = -1
+			}
 			switch {
 			case f < 0:
 			case f == ' ':
@@ -421,4 +426,10 @@ func decodeTags(tags []rune) string {
 func ReadableView(s string) string {
 	var sc scan
 	return string(buildView(s, &sc).raw)
+}
+
+// isMarkdownEscapable tells the ASCII punctuation that Markdown lets a
+// backslash escape.
+func isMarkdownEscapable(c byte) bool {
+	return c >= '!' && c <= '/' || c >= ':' && c <= '@' || c >= '[' && c <= '`' || c >= '{' && c <= '~'
 }

@@ -635,8 +635,9 @@ func TestRealPagesPlantedTune3(t *testing.T) {
 }
 
 // tune3Floor is the share of tuning block 3 stopped when its rules were
-// done.
-const tune3Floor = 70.0
+// done (1576/2250), and after the filter stopped reading Markdown escapes
+// as text (1646/2250, 73.2%).
+const tune3Floor = 73.1
 
 // TestRealPagesPlantedHeldout3 measures the third held-out block
 // (testdata/realpages/planted_heldout3.txt), written by a helper that read
@@ -666,23 +667,28 @@ func TestRealPagesPlantedHeldout3(t *testing.T) {
 // heldout3Floor and heldout3ClassifierFloor are the shares of held-out
 // block 3 measured once (972/1350 and 1115/1350; with the rules from
 // before tuning block 3, 934/1350, 69.2%, and 1096/1350, 81.2%: the new
-// rules raised the visible paragraphs from 50 to 58 of 150).
+// rules raised the visible paragraphs from 50 to 58 of 150). The floors
+// are those after the fix that followed the measurement, found by a unit
+// test of a rule and not by the block: a Markdown escape ("create\_event")
+// hid the words after it (1010/1350, 74.8%, and 1142/1350, 84.6%).
 const (
-	heldout3Floor           = 72.0
-	heldout3ClassifierFloor = 82.5
+	heldout3Floor           = 74.8
+	heldout3ClassifierFloor = 84.5
 )
 
 // heldout2ClassifierFloor is the share of held-out block 2 stopped with
 // the local classifier on, measured once with the model trained on real
 // benign text (926/1143; 981/1143, 85.8%, with the model before, which
-// flagged 20 of 181 real pages).
-const heldout2ClassifierFloor = 81.0
+// flagged 20 of 181 real pages; 938/1143, 82.1%, after the rules of tuning
+// block 3 and the Markdown-escape fix).
+const heldout2ClassifierFloor = 82.0
 
 // heldout2Floor is the share measured once at the end of the recall work
-// (775/1143; 757/1143, 66.2%, with the rules from before it): the rules
+// (775/1143; 757/1143, 66.2%, with the rules from before it; 801/1143,
+// 70.1%, after the rules of tuning block 3 and the Markdown-escape fix): the rules
 // stop few of its visible plants (28-30% per visible carrier), the page
 // hiding, invisible and encoded carriers all but a few.
-const heldout2Floor = 67.8
+const heldout2Floor = 70.0
 
 // readBIPIA reads one of BIPIA's attack files: attack lines by category.
 func readBIPIA(t testing.TB, path, block string) []plantedLine {
