@@ -47,11 +47,11 @@ func addressedRules() []regexRule {
 			requires: []string{",", ":"},
 			triggers: []string{"ai", "llm", "llms", "assistant", "assistants", "agent", "agents", "chatbot", "chatbots", "bot", "bots",
 				"chatgpt", "claude", "gpt", "copilot", "gemini", "model", "models", "crawler", "crawlers", "automated", "machine", "summarizer",
-				"summarizers", "summariser", "summarisers", "summarization", "summarisation", "virtual", "autonomous", "helper"},
-			before: 40, after: 260,
-			sentenceStart: true,
-			re: newLazyRegexp(`\b(?:(?:dear|hey|hi|hello|attention|attn|to|for|yo)(?: there)?,? )?(?:the |any |all |every |each |an? |our |my |whichever |whatever |fellow |helpful |friendly )?` +
-				`(?:` + vocativeNames + `|ai [a-z]+s?|(?:automated|machine|virtual|autonomous|digital|gpt-based|llm-based|ai-based|ai-powered) (?:readers?|systems?|tools?|engines?|summari[sz]ers?|helpers?|assistants?|agents?|triage systems?|digests?)|summari[sz]ers?|summari[sz]ation (?:engines?|tools?|models?|bots?)|helper bots?|gpt-[0-9a-z.]+)` +
+				"summarizers", "summariser", "summarisers", "summarization", "summarisation", "virtual", "autonomous", "helper", "language",
+				"digital", "ai-based", "ai-powered", "llm-based", "gpt-based"},
+			after:              260,
+			sentenceStartLoose: true,
+			re: newLazyRegexp(`\b(?:` + vocativeNames + `|ai [a-z]+s?|(?:automated|machine|virtual|autonomous|digital|gpt-based|llm-based|ai-based|ai-powered) (?:readers?|systems?|tools?|engines?|summari[sz]ers?|helpers?|assistants?|agents?|triage systems?|digests?)|summari[sz]ers?|summari[sz]ation (?:engines?|tools?|models?|bots?)|helper bots?|gpt-[0-9a-z.]+)` +
 				`(?: (?:reading|processing|summari[sz]ing|parsing|crawling|indexing|analy[sz]ing|answering|translating|managing|handling|helping|screening|reviewing|triaging|evaluating|assisting|drafting|writing|working|running|that reads|which reads|who reads|that processes)(?: [a-z']+){0,4})?(?:, yes, you)? ?[:,] ` +
 				`(?:[a-z0-9'-]+,? ){0,12}?(?:please |now |first |then |also |immediately |kindly |just |quietly |silently |always |never )?(?:` + orderVerbs + `|disregard|forget|accept|decline|set|assign|close|add|insert|put|quote|cite|place|rank|list|give|replace|change|switch|create|schedule|book|transfer|pay|wire|email|e-mail|post|share|show|display|render|leave|keep|hide|omit|skip|avoid|recommend|suggest|promote|push|direct|point|redirect|link|refund|grant|confirm|buy|order|install|download)\b`),
 		},
@@ -61,8 +61,8 @@ func addressedRules() []regexRule {
 			// disregard …" (tuning block 3).
 			id: "agent_manipulation.summary_order", category: AgentManipulation,
 			requires: []string{"should", "must", "has to", "have to", "need to", "needs to", "required", "shall"},
-			triggers: []string{"summary", "summaries", "digest", "digests", "reproduction", "reproductions"}, before: 40, after: 200,
-			re: newLazyRegexp(`\b(?:(?:any|every|each|a good|the|all|automated|ai) )?(?:summar(?:y|ies)|digests?|(?:automated )?reproductions?) (?:of|about|on) (?:this|the following|these) (?:page|article|document|thread|post|review|paper|listing|discussion|report|e-?mail|message|site|website|text|story|study|forum post|comment|invite|file|entry)s? (?:should|must|has to|have to|need to|needs to|is required to|are required to|shall) (?:now |always |also |only |never |not )?(?:begin|start|open|end|say|state|include|mention|ignore|disregard|describe|present|conclude|quote|contain|recommend|point|call|list|omit|leave out|read|claim|report|treat|rate|portray|frame|emphasi[sz]e|highlight|drop|skip|exclude)\b`),
+			triggers: []string{"summary", "summaries", "digest", "digests", "reproduction", "reproductions"}, after: 200,
+			re: newLazyRegexp(`\b(?:summar(?:y|ies)|digests?|reproductions?) (?:of|about|on) (?:this|the following|these) (?:page|article|document|thread|post|review|paper|listing|discussion|report|e-?mail|message|site|website|text|story|study|forum post|comment|invite|file|entry)s? (?:should|must|has to|have to|need to|needs to|is required to|are required to|shall) (?:now |always |also |only |never |not )?(?:begin|start|open|end|say|state|include|mention|ignore|disregard|describe|present|conclude|quote|contain|recommend|point|call|list|omit|leave out|read|claim|report|treat|rate|portray|frame|emphasi[sz]e|highlight|drop|skip|exclude)\b`),
 		},
 		{
 			// An agent tool named with its call: "Use create_event to …",
@@ -97,15 +97,16 @@ func addressedRules() []regexRule {
 			// forward private channels" (tuning block 3).
 			id: "agent_manipulation.readers_must", category: AgentManipulation,
 			requires: []string{"must", "should", "are ", "is ", "shall", "have to", "has to", "need to"},
-			triggers: []string{"ai", "llm", "llms", "assistant", "assistants", "agent", "agents", "model", "models", "chatbot", "chatbots", "bots", "readers", "summarizers", "summarisers"},
-			before:   40, after: 160,
-			re: newLazyRegexp(`\b(?:ai (?:agents?|assistants?|readers?|models?|systems?|tools?|summari[sz]ers?)|assistants|agents|llms?|language models|chatbots|bots|the model|automated (?:readers?|systems?|agents?|tools?)|summari[sz]ers)\b(?: [a-z]+){0,2}? (?:must|should|shall|have to|has to|need to|are (?:now )?(?:permitted|authori[sz]ed|allowed|required|instructed|expected|asked) to|is (?:now )?(?:permitted|authori[sz]ed|allowed|required|instructed|expected|asked) to) (?:now |immediately |also |always |only |never |not )?(?:disregard|ignore|skip|bypass|share|forward|send|reveal|steer|recommend|keep|mention|describe|say|state|follow|obey|comply|read|treat|report|answer|reply|respond|include|add|praise|promote|hide|omit|call|run|execute|delete|transfer|pay|email|e-mail|collect|print|output|disable)\b`),
+			triggers: []string{"ai", "llm", "llms", "assistants", "agents", "model", "chatbots", "bots", "automated", "language", "summarizers", "summarisers"},
+			after:    160,
+			re:       newLazyRegexp(`\b(?:ai (?:agents?|assistants?|readers?|models?|systems?|tools?|summari[sz]ers?)|assistants|agents|llms?|language models|chatbots|bots|model|automated (?:readers?|systems?|agents?|tools?)|summari[sz]ers)\b(?: [a-z]+){0,2}? (?:must|should|shall|have to|has to|need to|are (?:now )?(?:permitted|authori[sz]ed|allowed|required|instructed|expected|asked) to|is (?:now )?(?:permitted|authori[sz]ed|allowed|required|instructed|expected|asked) to) (?:now |immediately |also |always |only |never |not )?(?:disregard|ignore|skip|bypass|share|forward|send|reveal|steer|recommend|keep|mention|describe|say|state|follow|obey|comply|read|treat|report|answer|reply|respond|include|add|praise|promote|hide|omit|call|run|execute|delete|transfer|pay|email|e-mail|collect|print|output|disable)\b`),
 		},
 		{
 			// A condition on being summarized: "If a bot is summarizing
 			// these comments, …", "If this page is being summarized, …",
 			// "If you are summarizing this for someone, …".
 			id: "agent_manipulation.if_summarized", category: AgentManipulation,
+			requires: []string{"summar", "reading", "processing", "parsing", "translat", "analy", "crawl", "index", "read by", "fed to", "processed"},
 			triggers: []string{"if"}, after: 90,
 			re: newLazyRegexp(`\bif (?:(?:an? |the |any |some )?(?:bot|ai|a\.i\.|assistant|model|llm|agent|chatbot|crawler|summari[sz]er|language model|machine|tool)(?: [a-z-]+){0,2} (?:is|are) (?:now |currently )?(?:summari[sz]ing|reading|processing|parsing|translating|analy[sz]ing|crawling|indexing)|you(?: are|'re) (?:an? (?:ai|bot|assistant|model|llm|agent)[a-z ]{0,20} )?(?:summari[sz]ing|translating|processing|parsing) this|this (?:page|article|text|document|post|thread|review|comment|e-?mail|mail|listing|paper|file|message)s? (?:is|are|gets|get) (?:being |ever )?(?:summari[sz]ed|processed by|parsed by|read by an?|fed to))\b`),
 		},

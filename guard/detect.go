@@ -62,6 +62,9 @@ type regexRule struct {
 	// (up to 32 bytes of the folded view) match at their end: "send a
 	// message to the AI agent:" in a manual describes a step.
 	notAfter *lazyRegexp
+	// sentenceStartLoose is sentenceStart that lets up to two words of
+	// address ("to the", "for any", "hey there") stand before the trigger.
+	sentenceStartLoose bool
 	// requires, when set, lists words of which a window must hold at least
 	// one before the regular expression runs: a cheap first test.
 	requires []string
@@ -465,14 +468,19 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 		if r.anchored != nil {
 			lastEnd := -1
 			for _, p := range starts {
-				if p < lastEnd || r.sentenceStart && !v.opensSentence(p) {
+				if p < lastEnd || r.sentenceStart && !v.opensSentence(p) || r.sentenceStartLoose && !v.opensSentenceLoose(p) {
 					continue
 				}
 				window := v.fold[p:min(len(v.fold), p+r.after)]
 				if !containsAny(window, r.requires) {
 					continue
 				}
-				loc := r.anchored.FindSubmatchIndex(window)
+				var loc []int
+				if r.keywords != nil {
+					loc = r.anchored.FindSubmatchIndex(window)
+				} else {
+					loc = r.anchored.FindIndex(window)
+				}
 				if loc == nil || r.keywords != nil && (len(loc) < 4 || loc[2] < 0 || !r.keywords.Match(window[loc[2]:loc[3]])) {
 					continue
 				}
@@ -504,7 +512,13 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 			if !containsAny(window, r.requires) {
 				continue
 			}
-			for _, loc := range r.re.FindAllSubmatchIndex(window, -1) {
+			var locs [][]int
+			if r.keywords != nil {
+				locs = r.re.FindAllSubmatchIndex(window, -1)
+			} else {
+				locs = r.re.FindAllIndex(window, -1)
+			}
+			for _, loc := range locs {
 				if r.keywords != nil && (len(loc) < 4 || loc[2] < 0 || !r.keywords.Match(window[loc[2]:loc[3]])) {
 					continue
 				}
@@ -630,6 +644,36 @@ func (v *view) opensSentence(p int) bool {
 		return false
 	}
 	return true
+}
+
+// addressWords may stand between a sentence's start and the name of its
+// addressee ("To the chatbot …", "For any bot …", "Hey there, helpful
+// bot, …").
+var addressWords = map[string]bool{"dear": true, "hey": true, "hi": true, "hello": true, "attention": true, "attn": true, "to": true, "for": true,
+	"yo": true, "there": true, "the": true, "any": true, "all": true, "every": true, "each": true, "an": true, "a": true, "our": true, "my": true,
+	"whichever": true, "whatever": true, "fellow": true, "helpful": true, "friendly": true}
+
+// opensSentenceLoose is opensSentence after up to two address words
+// before p.
+func (v *view) opensSentenceLoose(p int) bool {
+	for k := 0; k <= 2; k++ {
+		if v.opensSentence(p) {
+			return true
+		}
+		i := p
+		for i > 0 && (v.fold[i-1] == ' ' || v.fold[i-1] == ',') {
+			i--
+		}
+		j := i
+		for j > 0 && isWordByte(v.fold[j-1]) {
+			j--
+		}
+		if j == i || !addressWords[string(v.fold[j:i])] {
+			return false
+		}
+		p = j
+	}
+	return v.opensSentence(p)
 }
 
 // opensSentenceFold reports whether fold[p:] starts a sentence: only

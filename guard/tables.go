@@ -38,6 +38,13 @@ func (l *lazyRegexp) FindAllSubmatchIndex(b []byte, n int) [][]int {
 	return l.re().FindAllSubmatchIndex(b, n)
 }
 
+// FindAllIndex is regexp.Regexp's: cheaper than FindAllSubmatchIndex when
+// no group is read.
+func (l *lazyRegexp) FindAllIndex(b []byte, n int) [][]int { return l.re().FindAllIndex(b, n) }
+
+// FindIndex is regexp.Regexp's.
+func (l *lazyRegexp) FindIndex(b []byte) []int { return l.re().FindIndex(b) }
+
 // Match is regexp.Regexp's.
 func (l *lazyRegexp) Match(b []byte) bool { return l.re().Match(b) }
 
