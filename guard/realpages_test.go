@@ -598,8 +598,8 @@ func TestRealPagesPlanted(t *testing.T) {
 // work of branch recall2 changed any rule and measured once at its end.
 // Its misses are not logged (the block name starts with "heldout").
 func TestRealPagesPlantedHeldout2(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reads hundreds of real pages")
+	if testing.Short() || underRace {
+		t.Skip("reads hundreds of real pages; .ci/run measures it without the race detector")
 	}
 	lines := readPlanted(t, "testdata/realpages/planted_heldout2.txt")
 	if len(lines) < 120 {
@@ -623,8 +623,8 @@ func TestRealPagesPlantedHeldout2(t *testing.T) {
 // to; 1393/2250 placements, 61.9%, through every carrier before them and
 // 1576/2250, 70.0%, after) to its floor through every carrier.
 func TestRealPagesPlantedTune3(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reads hundreds of real pages")
+	if testing.Short() || underRace {
+		t.Skip("reads hundreds of real pages; .ci/run measures it without the race detector")
 	}
 	lines := readPlanted(t, "testdata/realpages/planted_tune3.txt")
 	r := runPlanted(t, quietFilter(guard.Options{}), lines)
@@ -645,8 +645,8 @@ const tune3Floor = 73.1
 // block 3 were written, and measured once after them. Its misses are not
 // logged.
 func TestRealPagesPlantedHeldout3(t *testing.T) {
-	if testing.Short() {
-		t.Skip("reads hundreds of real pages")
+	if testing.Short() || underRace {
+		t.Skip("reads hundreds of real pages; .ci/run measures it without the race detector")
 	}
 	lines := readPlanted(t, "testdata/realpages/planted_heldout3.txt")
 	if len(lines) < 150 {
