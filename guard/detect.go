@@ -485,7 +485,7 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 					continue
 				}
 				lastEnd = p + loc[1]
-				if r.notAfter != nil && r.notAfter.Match(v.fold[max(0, p+loc[0]-32):p+loc[0]]) {
+				if r.followsRefused(v.fold, p+loc[0]) {
 					continue
 				}
 				if quotedMention(v.fold, p+loc[0], p+loc[1]) || r.standalone && !v.standaloneAt(p+loc[0], r.noCTA) || r.offTopic && !v.offTopicAt(p+loc[0]) {
@@ -522,7 +522,7 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 				if r.keywords != nil && (len(loc) < 4 || loc[2] < 0 || !r.keywords.Match(window[loc[2]:loc[3]])) {
 					continue
 				}
-				if r.notAfter != nil && r.notAfter.Match(v.fold[max(0, ws+loc[0]-32):ws+loc[0]]) {
+				if r.followsRefused(v.fold, ws+loc[0]) {
 					continue
 				}
 				if r.sentenceStart && !v.opensSentence(ws+loc[0]) || quotedMention(v.fold, ws+loc[0], ws+loc[1]) ||
@@ -533,6 +533,12 @@ func (d *detectors) scanPhrases(v *view, sc *scan) {
 			}
 		}
 	}
+}
+
+// followsRefused reports whether the words just before fold[start:] are
+// ones after which r's match is no finding (notAfter).
+func (r *regexRule) followsRefused(fold []byte, start int) bool {
+	return r.notAfter != nil && r.notAfter.Match(fold[max(0, start-32):start])
 }
 
 // scanRot13 decodes the stretches where at least three ROT13 words lie

@@ -601,20 +601,7 @@ func TestRealPagesPlantedHeldout2(t *testing.T) {
 	if testing.Short() || underRace {
 		t.Skip("reads hundreds of real pages; .ci/run measures it without the race detector")
 	}
-	lines := readPlanted(t, "testdata/realpages/planted_heldout2.txt")
-	if len(lines) < 120 {
-		t.Fatalf("%d held-out lines, want at least 120", len(lines))
-	}
-	r := runPlanted(t, quietFilter(guard.Options{}), lines)
-	r.log(t, "held-out block 2")
-	if got := pct(r.stopped, r.total); got < heldout2Floor {
-		t.Errorf("held-out block 2: %.1f%% of the planted instructions stopped, want at least %.1f%%", got, heldout2Floor)
-	}
-	r = runPlanted(t, quietFilter(guard.Options{LocalClassifier: true}), lines)
-	r.log(t, "held-out block 2, local classifier on")
-	if got := pct(r.stopped, r.total); got < heldout2ClassifierFloor {
-		t.Errorf("held-out block 2, local classifier on: %.1f%% of the planted instructions stopped, want at least %.1f%%", got, heldout2ClassifierFloor)
-	}
+	holdHeldoutBlock(t, "testdata/realpages/planted_heldout2.txt", "held-out block 2", 120, heldout2Floor, heldout2ClassifierFloor)
 }
 
 // TestRealPagesPlantedTune3 holds the tuning block 3
@@ -648,19 +635,28 @@ func TestRealPagesPlantedHeldout3(t *testing.T) {
 	if testing.Short() || underRace {
 		t.Skip("reads hundreds of real pages; .ci/run measures it without the race detector")
 	}
-	lines := readPlanted(t, "testdata/realpages/planted_heldout3.txt")
-	if len(lines) < 150 {
-		t.Fatalf("%d held-out lines, want 150", len(lines))
+	holdHeldoutBlock(t, "testdata/realpages/planted_heldout3.txt", "held-out block 3", 150, heldout3Floor, heldout3ClassifierFloor)
+}
+
+// holdHeldoutBlock plants a held-out block of at least minLines lines
+// and holds the shares stopped, with the rules and with the local
+// classifier, to their floors.
+func holdHeldoutBlock(t *testing.T, path, name string, minLines int, floor, classifierFloor float64) {
+	t.Helper()
+	lines := readPlanted(t, path)
+	if len(lines) < minLines {
+		t.Fatalf("%d held-out lines, want at least %d", len(lines), minLines)
 	}
-	r := runPlanted(t, quietFilter(guard.Options{}), lines)
-	r.log(t, "held-out block 3")
-	if got := pct(r.stopped, r.total); got < heldout3Floor {
-		t.Errorf("held-out block 3: %.1f%% of the planted instructions stopped, want at least %.1f%%", got, heldout3Floor)
-	}
-	r = runPlanted(t, quietFilter(guard.Options{LocalClassifier: true}), lines)
-	r.log(t, "held-out block 3, local classifier on")
-	if got := pct(r.stopped, r.total); got < heldout3ClassifierFloor {
-		t.Errorf("held-out block 3, local classifier on: %.1f%% of the planted instructions stopped, want at least %.1f%%", got, heldout3ClassifierFloor)
+	for _, run := range []struct {
+		label string
+		opts  guard.Options
+		floor float64
+	}{{name, guard.Options{}, floor}, {name + ", local classifier on", guard.Options{LocalClassifier: true}, classifierFloor}} {
+		r := runPlanted(t, quietFilter(run.opts), lines)
+		r.log(t, run.label)
+		if got := pct(r.stopped, r.total); got < run.floor {
+			t.Errorf("%s: %.1f%% of the planted instructions stopped, want at least %.1f%%", run.label, got, run.floor)
+		}
 	}
 }
 
